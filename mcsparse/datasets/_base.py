@@ -1,0 +1,109 @@
+"""Where data lives, checksums, and fetching with pooch."""
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_DATA_HOME = "MCSPARSE_DATA"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A data file known to mcsparse: its path under the data home and checksum.
+
+    ``url`` is set only where the published file is known to have exactly this
+    sha256; otherwise ``source`` tells the user where to obtain the file.
+    """
+
+    path: str  # relative to the data home, e.g. "mnist/t10k-labels-idx1-ubyte.gz"
+    sha256: str
+    source: str
+    url: str | None = None
+
+
+def get_data_home(data_home=None):
+    """Folder of the mcsparse data sets.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The folder. When None, the ``MCSPARSE_DATA`` environment variable is
+        used if set, else ``~/mcsparse_data``.
+
+    Returns
+    -------
+    data_home : pathlib.Path
+        The folder (not created; fetching creates it when needed).
+
+    Examples
+    --------
+    >>> from mcsparse.datasets import get_data_home
+    >>> str(get_data_home("/tmp/some_folder"))
+    '/tmp/some_folder'
+    """
+    if data_home is None:
+        data_home = os.environ.get(ENV_DATA_HOME) or Path("~") / "mcsparse_data"
+    return Path(data_home).expanduser()
+
+
+def sha256sum(path, chunk_size=1 << 20):
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk_size), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch_file(data_file, data_home=None, download_if_missing=True):
+    """Return the verified local path of ``data_file``, downloading it if allowed.
+
+    The file is looked up under ``get_data_home(data_home)``. A file that is
+    present is always checked against its sha256. A missing file is
+    downloaded with pooch (to a temporary name, verified, then renamed, so a
+    partial download never stays in the cache) when ``download_if_missing``
+    and a URL with a known checksum exists.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file is missing and cannot be downloaded; the message names the
+        file, its sha256 and where to get it.
+    ValueError
+        If the file's sha256 differs from the expected one (corrupted,
+        truncated or another version).
+    """
+    home = get_data_home(data_home)
+    path = home / data_file.path
+    if path.is_file():
+        actual = sha256sum(path)
+        if actual != data_file.sha256:
+            raise ValueError(
+                f"Data file {path} is corrupted or not the expected version: its "
+                f"sha256 is {actual}, expected {data_file.sha256}. Delete it and "
+                f"obtain it again from {data_file.source}."
+            )
+        return path
+    if download_if_missing and data_file.url is not None:
+        import pooch
+
+        return Path(
+            pooch.retrieve(
+                data_file.url,
+                known_hash=f"sha256:{data_file.sha256}",
+                fname=path.name,
+                path=path.parent,
+                progressbar=False,
+            )
+        )
+    how = (
+        f"download it from {data_file.url} (download_if_missing=True does this)"
+        if data_file.url
+        else f"obtain it from {data_file.source}"
+    )
+    raise FileNotFoundError(
+        f"Data file {data_file.path} not found under the data home {home} "
+        f"(set by the data_home argument or the {ENV_DATA_HOME} environment "
+        f"variable). Expected sha256 {data_file.sha256}; {how}."
+    )

@@ -1,0 +1,1 @@
+"""Shared C types (``_typedefs.pxd``) and validation helpers."""

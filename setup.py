@@ -1,0 +1,41 @@
+"""Build the Cython modules of mcsparse (all metadata lives in pyproject.toml).
+
+Set ``MCSPARSE_CYTHON_DEBUG=1`` to build with bounds, wraparound and
+initialisation checks switched on (slower, for tests of the compiled code).
+"""
+
+import os
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("MCSPARSE_CYTHON_DEBUG", "0") not in ("", "0")
+
+# One list of Cython modules: "package.module" -> sources are "package/module.pyx".
+CYTHON_MODULES = [
+    "mcsparse.loss._multiclass_logistic_fast",
+]
+
+directives = {
+    "language_level": "3",
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "nonecheck": DEBUG,
+    "cdivision": not DEBUG,
+    "embedsignature": True,
+}
+
+extensions = [
+    Extension(
+        name,
+        [name.replace(".", "/") + ".pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
+    )
+    for name in CYTHON_MODULES
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives))

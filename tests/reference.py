@@ -1,0 +1,96 @@
+"""Slow, obvious plain-NumPy reference of ShareBoost, for tests only.
+
+Everything is written from the definitions in ``shared/papers/NOTES.md``
+(eq. 3 and the ShareBoost algorithm), one sample at a time, without sharing
+code with the package. The refit uses SciPy's BFGS from zero (the package uses
+warm-started L-BFGS), so agreement tests the optimum, not the optimiser.
+"""
+
+import numpy as np
+from scipy.optimize import minimize
+
+
+def sample_loss(scores, label):
+    """eq. (3): log sum_{y'} exp(1[y' != y] - s_y + s_{y'})."""
+    terms = [(1.0 if j != label else 0.0) - scores[label] + scores[j]
+             for j in range(len(scores))]
+    top = max(terms)
+    return top + np.log(sum(np.exp(t - top) for t in terms))
+
+
+def sample_loss_gradient(scores, label):
+    """d loss / d scores = softmax(1[j != y] + s_j) - e_y."""
+    z = np.array([(1.0 if j != label else 0.0) + scores[j] for j in range(len(scores))])
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    p[label] -= 1.0
+    return p
+
+
+def objective(W, b, X, y, sample_weight, alpha):
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += sample_weight[i] * sample_loss(W @ X[i] + b, y[i])
+    return total / sample_weight.sum() + alpha * np.sum(W * W)
+
+
+def gradient(W, b, X, y, sample_weight, alpha):
+    """Gradient of ``objective`` w.r.t. W (k x d) and b (k,)."""
+    gW = np.zeros_like(W)
+    gb = np.zeros_like(b)
+    for i in range(X.shape[0]):
+        r = sample_weight[i] * sample_loss_gradient(W @ X[i] + b, y[i])
+        gW += np.outer(r, X[i])
+        gb += r
+    return gW / sample_weight.sum() + 2 * alpha * W, gb / sample_weight.sum()
+
+
+def refit(X, y, sample_weight, n_classes, support, alpha, fit_intercept):
+    """argmin over W supported on ``support`` (and b if fitted), from zero, by BFGS."""
+    d = X.shape[1]
+    k = n_classes
+    s = len(support)
+
+    def unpack(theta):
+        W = np.zeros((k, d))
+        W[:, support] = theta[: k * s].reshape(k, s)
+        b = theta[k * s:] if fit_intercept else np.zeros(k)
+        return W, b
+
+    def fun(theta):
+        W, b = unpack(theta)
+        gW, gb = gradient(W, b, X, y, sample_weight, alpha)
+        g = [gW[:, support].ravel()] + ([gb] if fit_intercept else [])
+        return objective(W, b, X, y, sample_weight, alpha), np.concatenate(g)
+
+    theta0 = np.zeros(k * s + (k if fit_intercept else 0))
+    res = minimize(fun, theta0, jac=True, method="BFGS",
+                   options={"gtol": 1e-10, "maxiter": 20000})
+    return unpack(res.x), res.fun
+
+
+def shareboost(X, y, n_classes, n_rounds, alpha=0.0, fit_intercept=True,
+               sample_weight=None):
+    """Return (selected features in order, train objective after each round)."""
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    sample_weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    W = np.zeros((n_classes, d))
+    b = np.zeros(n_classes)
+    if fit_intercept:
+        (W, b), _ = refit(X, y, sample_weight, n_classes, [], alpha, True)
+    selected, losses = [], []
+    for _ in range(n_rounds):
+        G, _ = gradient(W, b, X, y, sample_weight, alpha)
+        best, best_score = None, -np.inf
+        for j in range(d):
+            if j in selected:
+                continue
+            score = np.sum(np.abs(G[:, j]))
+            if score > best_score:  # strict: ties go to the lowest index
+                best, best_score = j, score
+        selected.append(best)
+        (W, b), loss = refit(X, y, sample_weight, n_classes, selected, alpha,
+                             fit_intercept)
+        losses.append(loss)
+    return np.array(selected), np.array(losses)

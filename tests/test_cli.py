@@ -1,0 +1,59 @@
+"""The main job (python -m mcsparse): output, files, errors."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mcsparse._cli import main
+
+
+def test_pendigits_csv(tmp_path, capsys):
+    out = tmp_path / "path.csv"
+    assert main(["--n-features", "3", "--output", str(out), "--verbose"]) == 0
+    text = capsys.readouterr().out
+    assert "pendigits" in text and "final test error" in text
+    rows = list(csv.DictReader(out.open()))
+    assert [int(r["round"]) for r in rows] == [1, 2, 3]
+    assert set(rows[0]) == {"round", "feature", "name", "train_loss", "test_error",
+                            "refit_n_iter", "elapsed_s"}
+    losses = [float(r["train_loss"]) for r in rows]
+    assert losses == sorted(losses, reverse=True)
+    assert "*" in rows[0]["name"]  # a pairwise product
+
+
+def test_json_output_and_progress_bar(tmp_path, capsys):
+    out = tmp_path / "path.json"
+    assert main(["--n-features", "2", "--max-train", "1000", "--output", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "round" in captured.out  # table printed after the bar
+    rows = json.loads(out.read_text())
+    assert len(rows) == 2 and 0 <= rows[-1]["test_error"] <= 1
+
+
+def test_bad_output_suffix_writes_nothing(tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--n-features", "2", "--output", str(tmp_path / "path.txt")])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_data_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--dataset", "letter", "--data-home", str(tmp_path)])
+    assert info.value.code == 2
+    assert "letter-recognition.data" in capsys.readouterr().err
+
+
+def test_mnist_subset(mnist_home, capsys):
+    assert main(["--dataset", "mnist", "--n-features", "3", "--max-train", "2000",
+                 "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "pixel(" in out
+
+
+def test_module_entry_point():
+    res = subprocess.run([sys.executable, "-m", "mcsparse", "--help"],
+                         capture_output=True, text=True, check=True)
+    assert "--dataset" in res.stdout

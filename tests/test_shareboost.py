@@ -1,0 +1,274 @@
+"""ShareBoostClassifier against the slow reference, and its scikit-learn behaviour."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import check_grad
+from scipy.special import softmax
+from sklearn.exceptions import ConvergenceWarning
+
+import reference
+from mcsparse import ShareBoostClassifier
+from mcsparse.datasets import load_pendigits
+from mcsparse.features import PairwiseProducts
+from mcsparse.solvers._shareboost import _Objective
+
+TIGHT = dict(tol=1e-10, max_iter=10000)
+
+
+def _noisy_problem(n=150, d=8, k=3, seed=0):
+    """Not separable (label noise, n >> d): the bare loss has a minimiser."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    W = rng.standard_normal((k, d)) * (rng.random(d) < 0.5)
+    y = np.argmax(X @ W.T + 1.5 * rng.standard_normal((n, k)), axis=1)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("alpha", [0.0, 0.01])
+def test_matches_reference_random(seed, fit_intercept, alpha):
+    X, y = _noisy_problem(seed=seed)
+    clf = ShareBoostClassifier(n_features_to_select=5, alpha=alpha,
+                               fit_intercept=fit_intercept, **TIGHT).fit(X, y)
+    sel, losses = reference.shareboost(X, y, 3, 5, alpha=alpha,
+                                       fit_intercept=fit_intercept)
+    np.testing.assert_array_equal(clf.selected_features_, sel)
+    np.testing.assert_allclose(clf.train_loss_, losses, rtol=1e-6)
+
+
+def test_matches_reference_with_sample_weight():
+    X, y = _noisy_problem(n=120, k=4, seed=5)
+    w = np.random.default_rng(0).uniform(0.2, 3.0, size=len(y))
+    clf = ShareBoostClassifier(n_features_to_select=4, **TIGHT).fit(X, y, sample_weight=w)
+    sel, losses = reference.shareboost(X, y, 4, 4, sample_weight=w)
+    np.testing.assert_array_equal(clf.selected_features_, sel)
+    np.testing.assert_allclose(clf.train_loss_, losses, rtol=1e-6)
+
+
+def test_matches_reference_pendigits():
+    """Real data: 400 pendigits samples, 10 classes, 120 products, 5 rounds."""
+    X, y = load_pendigits(return_X_y=True)
+    X = PairwiseProducts().fit_transform(X[:400] / 100)
+    y = y[:400]
+    clf = ShareBoostClassifier(n_features_to_select=5, alpha=1e-3,
+                               fit_intercept=False, **TIGHT).fit(X, y)
+    sel, losses = reference.shareboost(X, y, 10, 5, alpha=1e-3, fit_intercept=False)
+    np.testing.assert_array_equal(clf.selected_features_, sel)
+    np.testing.assert_allclose(clf.train_loss_, losses, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_refit_objective_gradient(fit_intercept, weighted):
+    X, y = _noisy_problem(n=60, d=5, k=4)
+    w = np.linspace(0.5, 2, 60) if weighted else None
+    obj = _Objective(np.asfortranarray(X), y.astype(np.intp), w, 4, 0.3, fit_intercept)
+    x0 = np.random.default_rng(0).standard_normal(4 * 5 + (4 if fit_intercept else 0))
+    err = check_grad(lambda p: obj(p, 5)[0], lambda p: obj(p, 5)[1], x0)
+    assert err < 1e-6
+    W, b = obj.unpack(x0, 5)
+    expected = reference.objective(W, b, X, y, np.ones(60) if w is None else w, 0.3)
+    np.testing.assert_allclose(obj(x0, 5)[0], expected, rtol=1e-12)
+
+
+def test_fitted_attributes_multiclass():
+    X, y = _noisy_problem(n=100, d=10, k=4)
+    clf = ShareBoostClassifier(n_features_to_select=3).fit(X, y)
+    assert clf.coef_.shape == (4, 10)
+    assert clf.intercept_.shape == (4,)
+    assert clf.n_iter_ == 3 and clf.n_features_in_ == 10
+    assert clf.train_loss_.shape == (3,) and clf.refit_n_iter_.shape == (3,)
+    assert np.all(np.diff(clf.train_loss_) <= 1e-12), "the path's loss must not increase"
+    np.testing.assert_array_equal(np.flatnonzero(clf.support_), np.sort(clf.selected_features_))
+    assert np.all(clf.coef_[:, ~clf.support_] == 0)
+    assert len(set(clf.selected_features_)) == 3
+    np.testing.assert_allclose(clf.decision_function(X), X @ clf.coef_.T + clf.intercept_)
+    np.testing.assert_allclose(clf.predict_proba(X), softmax(clf.decision_function(X), axis=1))
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(clf.predict_proba(X)))
+
+
+def test_binary_uses_scikit_learn_convention():
+    X, y = _noisy_problem(n=100, d=6, k=2)
+    labels = np.array(["neg", "pos"])[y]
+    clf = ShareBoostClassifier(n_features_to_select=3).fit(X, labels)
+    assert clf.coef_.shape == (1, 6) and clf.intercept_.shape == (1,)
+    d = clf.decision_function(X)
+    assert d.shape == (100,)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(d > 0).astype(int)])
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], 1 / (1 + np.exp(-d)))
+
+
+def test_staged_path():
+    X, y = _noisy_problem(n=100, d=10, k=3)
+    clf = ShareBoostClassifier(n_features_to_select=4).fit(X, y)
+    staged = list(clf.staged_decision_function(X))
+    assert len(staged) == 4
+    np.testing.assert_allclose(staged[-1], clf.decision_function(X))
+    preds = list(clf.staged_predict(X))
+    np.testing.assert_array_equal(preds[-1], clf.predict(X))
+    probas = list(clf.staged_predict_proba(X))
+    np.testing.assert_allclose(probas[-1], clf.predict_proba(X))
+    # round t uses only the first t selected features
+    for t, scores in enumerate(staged, 1):
+        X_other = X.copy()
+        X_other[:, clf.selected_features_[t:]] = 1e3
+        np.testing.assert_allclose(list(clf.staged_decision_function(X_other))[t - 1], scores)
+
+
+def test_prediction_reads_only_selected_columns():
+    X, y = _noisy_problem(n=80, d=12, k=3)
+    clf = ShareBoostClassifier(n_features_to_select=2).fit(X, y)
+    X2 = X.copy()
+    X2[:, ~clf.support_] = np.random.default_rng(1).standard_normal((80, 10)) * 1e6
+    np.testing.assert_array_equal(clf.predict(X2), clf.predict(X))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_equals_dense(fmt):
+    X, y = _noisy_problem(n=120, d=10, k=3)
+    X[np.abs(X) < 0.7] = 0.0
+    dense = ShareBoostClassifier(n_features_to_select=4, **TIGHT).fit(X, y)
+    sparse = ShareBoostClassifier(n_features_to_select=4, **TIGHT).fit(sp.csr_matrix(X).asformat(fmt), y)
+    np.testing.assert_array_equal(sparse.selected_features_, dense.selected_features_)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_float32_input_selects_the_same_features():
+    X, y = _noisy_problem(n=150, d=10, k=3)
+    a = ShareBoostClassifier(n_features_to_select=5, **TIGHT).fit(X, y)
+    b = ShareBoostClassifier(n_features_to_select=5, **TIGHT).fit(X.astype(np.float32), y)
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
+    np.testing.assert_allclose(a.train_loss_, b.train_loss_, rtol=1e-5)
+
+
+def test_any_label_type_and_unseen_order():
+    X, y = _noisy_problem(n=90, d=6, k=3)
+    names = np.array(["cat", "ant", "bee"])[y]
+    clf = ShareBoostClassifier(n_features_to_select=3).fit(X, names)
+    np.testing.assert_array_equal(clf.classes_, ["ant", "bee", "cat"])
+    assert set(clf.predict(X)) <= set(names)
+    ref = ShareBoostClassifier(n_features_to_select=3).fit(X, np.searchsorted(clf.classes_, names))
+    np.testing.assert_array_equal(clf.selected_features_, ref.selected_features_)
+
+
+def test_n_features_to_select_forms():
+    X, y = _noisy_problem(n=60, d=10, k=3)
+    assert ShareBoostClassifier().fit(X, y).n_iter_ == 5
+    assert ShareBoostClassifier(n_features_to_select=0.3).fit(X, y).n_iter_ == 3
+    assert ShareBoostClassifier(n_features_to_select=10).fit(X, y).n_iter_ == 10
+
+
+def test_callback_and_early_stop():
+    X, y = _noisy_problem(n=60, d=10, k=3)
+    seen = []
+
+    def callback(info):
+        seen.append(info)
+        return info.round == 2
+
+    clf = ShareBoostClassifier(n_features_to_select=6, callback=callback).fit(X, y)
+    assert clf.n_iter_ == 2 and len(seen) == 2
+    assert [s.round for s in seen] == [1, 2]
+    assert seen[1].coef.shape == (3, 2)
+    np.testing.assert_array_equal(seen[1].selected_features, clf.selected_features_)
+    assert clf.train_loss_[-1] == seen[1].train_loss
+
+
+def test_verbose_prints_one_line_per_round(capsys):
+    X, y = _noisy_problem(n=60, d=10, k=3)
+    ShareBoostClassifier(n_features_to_select=3, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    assert out.count("[ShareBoost] round") == 3
+
+
+def test_convergence_warning_on_separable_data():
+    X, y = _noisy_problem(n=40, d=6, k=2)
+    y = (X[:, 0] > 0).astype(int)  # separable by feature 0: the bare loss has no minimiser
+    with pytest.warns(ConvergenceWarning, match="refits stopped"):
+        ShareBoostClassifier(n_features_to_select=2, max_iter=5).fit(X, y)
+
+
+def test_deterministic():
+    X, y = _noisy_problem(n=80, d=10, k=3)
+    a = ShareBoostClassifier(n_features_to_select=4).fit(X, y)
+    b = ShareBoostClassifier(n_features_to_select=4).fit(X, y)
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+X_OK, Y_OK = _noisy_problem(n=30, d=4, k=3)
+
+
+@pytest.mark.parametrize(
+    "X, y, params, error, match",
+    [
+        (np.where(np.eye(30, 4) == 1, np.nan, X_OK), Y_OK, {}, ValueError, "NaN"),
+        (np.where(np.eye(30, 4) == 1, np.inf, X_OK), Y_OK, {}, ValueError, "infinity"),
+        (X_OK[:, 0], Y_OK, {}, ValueError, "2D array"),
+        (X_OK, Y_OK[:-1], {}, ValueError, "inconsistent numbers of samples"),
+        (X_OK, np.zeros(30), {}, ValueError, "at least 2 classes"),
+        (X_OK, Y_OK, {"n_features_to_select": 0}, ValueError, r"n_features_to_select must be in \[1"),
+        (X_OK, Y_OK, {"n_features_to_select": 5}, ValueError, "n_features=4"),
+        (X_OK, Y_OK, {"n_features_to_select": 1.5}, ValueError, r"must be in \(0, 1\]"),
+        (X_OK, Y_OK, {"n_features_to_select": "all"}, TypeError, "n_features_to_select must be"),
+        (X_OK, Y_OK, {"alpha": -1.0}, ValueError, "alpha"),
+        (X_OK, Y_OK, {"alpha": np.inf}, ValueError, "alpha"),
+        (X_OK, Y_OK, {"tol": 0.0}, ValueError, "tol"),
+        (X_OK, Y_OK, {"max_iter": 0}, ValueError, "max_iter"),
+        (X_OK, Y_OK, {"fit_intercept": "yes"}, TypeError, "fit_intercept"),
+        (X_OK, Y_OK, {"callback": 3}, TypeError, "callback"),
+        (X_OK, np.linspace(0, 1, 30), {}, ValueError, "Unknown label type"),
+        (np.empty((0, 4)), np.empty(0), {}, ValueError, "0 sample"),
+    ],
+)
+def test_bad_input(X, y, params, error, match):
+    with pytest.raises(error, match=match):
+        ShareBoostClassifier(**params).fit(X, y)
+
+
+def test_bad_sample_weight():
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=-np.ones(30))
+    with pytest.raises(ValueError, match="sample_weight must have shape"):
+        ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=np.ones(3))
+
+
+def test_predict_checks_n_features():
+    clf = ShareBoostClassifier(n_features_to_select=2).fit(X_OK, Y_OK)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X_OK[:, :3])
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict(np.full((2, 4), np.nan))
+
+
+@pytest.mark.slow
+def test_pendigits_accuracy_with_alpha_chosen_on_training_data():
+    """Acceptance: pendigits products / 100, no intercept; alpha by 3-fold CV on train only.
+
+    Test error <= 4.5% with 25 features and <= 4.2% with 40.
+    """
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    X, y = load_pendigits(return_X_y=True)
+    Xt, yt = load_pendigits(subset="test", return_X_y=True)
+    products = PairwiseProducts().fit(X / 100)
+    X, Xt = products.transform(X / 100), products.transform(Xt / 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search = GridSearchCV(
+            ShareBoostClassifier(n_features_to_select=40, fit_intercept=False),
+            {"alpha": [0.0, 1e-6, 1e-5, 1e-4]},
+            cv=StratifiedKFold(3, shuffle=True, random_state=0),
+            n_jobs=2,
+        ).fit(X, y)
+    errors = [np.mean(p != yt) for p in search.best_estimator_.staged_predict(Xt)]
+    print(f"alpha={search.best_params_['alpha']}: test error {errors[24]:.4f} at 25, "
+          f"{errors[39]:.4f} at 40")
+    assert errors[24] <= 0.045
+    assert errors[39] <= 0.042
