@@ -56,27 +56,27 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    coef_ : ndarray of shape (n_classes, n_features_in_) or (1, n_features_in_)
+    coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
         The final ``W``, zero outside the selected columns. For two classes,
         scikit-learn's convention: one row ``W[1] - W[0]`` so that
         :meth:`decision_function` is 1-D; the predictions are the same.
     intercept_ : ndarray of shape (n_classes,) or (1,)
         The intercept (zeros with ``fit_intercept=False``); ``b[1] - b[0]``
         for two classes.
-    selected_features_ : ndarray of shape (n_iter_,), dtype intp
+    selected_features_ : ndarray of shape (n_rounds,), dtype intp
         Selected columns in selection order.
-    support_ : ndarray of shape (n_features_in_,), dtype bool
+    support_ : ndarray of shape (n_features,), dtype bool
         Mask of the selected columns.
     n_iter_ : int
-        Number of rounds run (``n_features_to_select`` unless ``callback``
-        stopped the fit).
-    train_loss_ : ndarray of shape (n_iter_,)
+        Number of rounds run, ``n_rounds`` in the shapes above
+        (``n_features_to_select`` unless ``callback`` stopped the fit).
+    train_loss_ : ndarray of shape (n_rounds,)
         Training objective (mean loss plus penalty) after each round's refit.
-    refit_n_iter_ : ndarray of shape (n_iter_,)
+    refit_n_iter_ : ndarray of shape (n_rounds,)
         L-BFGS iterations of each round's refit.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit, when ``X`` has string column names.
 
     See Also
@@ -291,7 +291,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
@@ -306,7 +306,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
@@ -322,7 +322,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
@@ -337,7 +337,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
@@ -354,7 +354,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Yields
@@ -371,7 +371,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Yields
@@ -387,7 +387,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Yields

@@ -21,9 +21,9 @@ class PairwiseProducts(TransformerMixin, BaseEstimator):
     ----------
     n_features_in_ : int
         Number of input features.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of the input features, when ``X`` has string column names.
-    pairs_ : ndarray of shape (n_output_features_, 2), dtype intp
+    pairs_ : ndarray of shape (n_output_features, 2), dtype intp
         The pair ``(i, j)`` of input columns behind each output column.
     n_output_features_ : int
         ``n_features_in_ * (n_features_in_ - 1) // 2``.
@@ -83,12 +83,12 @@ class PairwiseProducts(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Input data.
 
         Returns
         -------
-        X_products : ndarray or CSR matrix of shape (n_samples, n_output_features_)
+        X_products : ndarray or CSR matrix of shape (n_samples, n_output_features)
             Same dtype as ``X`` (float32 kept, other types become float64);
             sparse input gives CSR output.
         """
@@ -111,7 +111,7 @@ class PairwiseProducts(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        names : ndarray of str of shape (n_output_features_,)
+        names : ndarray of str of shape (n_output_features,)
             One name per product column.
         """
         check_is_fitted(self)

@@ -59,14 +59,33 @@ class ShareBoostRound:
 
 @dataclass
 class ShareBoostPath:
-    """Result of :func:`shareboost_path`: the whole path, one entry per round."""
+    """Result of :func:`shareboost_path`: the whole path, one entry per round.
 
-    selected_features: np.ndarray  # (n_rounds,)
-    coefs: list  # n_rounds arrays of shape (n_classes, t)
-    intercepts: list  # n_rounds arrays of shape (n_classes,)
-    train_loss: np.ndarray  # (n_rounds,)
-    selection_scores: np.ndarray  # (n_rounds,)
-    refit_n_iter: np.ndarray  # (n_rounds,)
+    Attributes
+    ----------
+    selected_features : ndarray of shape (n_rounds,), dtype intp
+        Selected columns in selection order.
+    coefs : list of ndarray
+        ``coefs[t - 1]`` is ``W`` after round ``t``, of shape
+        (n_classes, t), on the first ``t`` selected columns.
+    intercepts : list of ndarray
+        ``intercepts[t - 1]`` of shape (n_classes,).
+    train_loss : ndarray of shape (n_rounds,)
+        Training objective after each refit.
+    selection_scores : ndarray of shape (n_rounds,)
+        ``||G[:, j]||_1`` of each selected column when it was selected.
+    refit_n_iter : ndarray of shape (n_rounds,), dtype intp
+        L-BFGS iterations of each refit.
+    n_refits_not_converged : int
+        Refits that hit ``max_iter``.
+    """
+
+    selected_features: np.ndarray
+    coefs: list
+    intercepts: list
+    train_loss: np.ndarray
+    selection_scores: np.ndarray
+    refit_n_iter: np.ndarray
     n_refits_not_converged: int
 
 
@@ -149,23 +168,56 @@ def shareboost_path(
     callback=None,
     verbose=0,
 ):
-    """Run ShareBoost for ``n_rounds`` rounds; low-level, inputs already validated.
+    """Run ShareBoost for ``n_rounds`` rounds on validated inputs.
+
+    The low-level solver behind :class:`mcsparse.ShareBoostClassifier`: the
+    algorithm of [SWS2011]_ (NOTES.md, "Algorithm (ShareBoost)"). Round 0
+    fits the intercept alone (when ``fit_intercept``); every round then adds
+    the unselected column with the largest ``||G[:, j]||_1`` and refits all
+    selected columns by L-BFGS, warm-started from the previous round.
 
     Parameters
     ----------
-    X : ndarray or CSC matrix of shape (n_samples, n_features), float32 or float64
-    y : ndarray of shape (n_samples,), intp class indices in ``[0, n_classes)``
-    n_classes, n_rounds : int
-    alpha : float, Frobenius penalty ``alpha ||W||_F^2``
-    fit_intercept : bool, fit an unpenalised intercept vector
-    sample_weight : float64 ndarray of shape (n_samples,) or None
-    tol, max_iter : L-BFGS ``gtol`` and iteration cap of each refit
-    callback : callable taking a :class:`ShareBoostRound`; returning True stops
-    verbose : int, print one line per round when > 0
+    X : ndarray or CSC matrix of shape (n_samples, n_features)
+        Training data, float32 or float64; not checked for NaN.
+    y : ndarray of shape (n_samples,), dtype intp
+        Class indices in ``[0, n_classes)``.
+    n_classes : int
+        Number of classes ``k`` (rows of ``W``).
+    n_rounds : int
+        Number of rounds, at most ``n_features``.
+    alpha : float, default=0.0
+        Frobenius penalty ``alpha * ||W||_F^2`` (§3.3).
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept vector.
+    sample_weight : ndarray of shape (n_samples,), dtype float64, default=None
+        Non-negative weights with a positive sum.
+    tol : float, default=1e-5
+        L-BFGS ``gtol`` of each refit.
+    max_iter : int, default=200
+        L-BFGS iteration cap of each refit.
+    callback : callable, default=None
+        Called with a :class:`ShareBoostRound` after every round; a True
+        return value stops the path.
+    verbose : int, default=0
+        Print one line per round when positive.
 
     Returns
     -------
     path : ShareBoostPath
+        Selected features, per-round ``W`` and intercepts, training
+        objective, selection scores and L-BFGS iterations.
+
+    Warns
+    -----
+    ConvergenceWarning
+        If some refits hit ``max_iter`` (typical at ``alpha=0`` once the
+        selected features separate the classes: the loss has no minimiser).
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011.
     """
     start = time.perf_counter()
     n_samples, n_features = X.shape

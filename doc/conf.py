@@ -1,0 +1,64 @@
+"""Sphinx configuration of the mcsparse documentation.
+
+Examples run in quick mode unless ``MCSPARSE_FULL=1`` is set (see
+``doc/README.rst``). Build with ``make -C doc html`` (warnings are errors).
+"""
+
+import os
+import sys
+import warnings
+
+import mcsparse
+
+project = "mcsparse"
+author = "mcsparse developers"
+copyright = "2026, mcsparse developers"
+release = mcsparse.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.doctest",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "README.rst", "auto_examples/*.ipynb",
+                    "auto_examples/**/*.ipynb", "sg_execution_times.rst"]
+root_doc = "index"
+
+autosummary_generate = True
+autodoc_default_options = {"members": True}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"mcsparse {release}"
+html_theme_options = {
+    "github_url": None,
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+}
+html_static_path = []
+
+sphinx_gallery_conf = {
+    "examples_dirs": ["../examples"],
+    "gallery_dirs": ["auto_examples"],
+    "filename_pattern": r"/plot_",
+    "doc_module": ("mcsparse",),
+    "backreferences_dir": "gen_modules/backreferences",
+    "reference_url": {"mcsparse": None},
+    "download_all_examples": False,
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,
+    "show_memory": False,
+}
+
+# Quiet matplotlib's non-interactive backend notice inside the gallery.
+warnings.filterwarnings("ignore", category=UserWarning,
+                        message="Matplotlib is currently using agg")
+os.environ.setdefault("MPLBACKEND", "agg")
+sys.path.insert(0, os.path.abspath("."))
