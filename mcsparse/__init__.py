@@ -7,6 +7,19 @@ loops.
 
 __version__ = "0.1.0.dev0"
 
-from .estimators import ShareBoostClassifier
+try:
+    from .estimators import ShareBoostClassifier
+except ModuleNotFoundError as exc:  # the source tree shadows the installed package
+    if exc.name is None or not exc.name.endswith("_fast"):
+        raise
+    from pathlib import Path
+
+    raise ImportError(
+        f"mcsparse's compiled Cython modules are missing in {Path(__file__).parent}. "
+        "This is probably the source tree, not the installed package: Python "
+        "puts the current directory first on sys.path for 'python -m'. Run "
+        "from another directory (or use the 'mcsparse' command), or build in "
+        "place with 'pip install -e .'."
+    ) from exc
 
 __all__ = ["ShareBoostClassifier", "__version__"]

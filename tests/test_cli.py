@@ -53,7 +53,19 @@ def test_mnist_subset(mnist_home, capsys):
     assert "pixel(" in out
 
 
-def test_module_entry_point():
-    res = subprocess.run([sys.executable, "-m", "mcsparse", "--help"],
+def test_module_entry_point(tmp_path):
+    # outside the source tree, which would shadow the installed package
+    res = subprocess.run([sys.executable, "-m", "mcsparse", "--help"], cwd=tmp_path,
                          capture_output=True, text=True, check=True)
+    assert "--dataset" in res.stdout
+
+
+def test_console_script(tmp_path):
+    import shutil
+
+    script = shutil.which("mcsparse")
+    if script is None:
+        pytest.skip("the mcsparse console script is not on PATH (not installed)")
+    res = subprocess.run([script, "--help"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True)
     assert "--dataset" in res.stdout

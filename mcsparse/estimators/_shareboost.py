@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import softmax
+from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_scalar
 from sklearn.utils.multiclass import check_classification_targets
@@ -345,8 +345,6 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probabilities; columns follow ``classes_``.
         """
-        from scipy.special import log_softmax
-
         return log_softmax(self._scores(X), axis=1)
 
     def staged_decision_function(self, X):
