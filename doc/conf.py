@@ -50,7 +50,6 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "doc_module": ("mcsparse",),
     "backreferences_dir": "gen_modules/backreferences",
-    "reference_url": {"mcsparse": None},
     "download_all_examples": False,
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,

@@ -10,9 +10,11 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 # name -> (description, default rounds, default fit_intercept)
 DATASETS = {
@@ -94,8 +96,8 @@ def build_parser():
                              "in eq. 1 of the paper; yes for mnist)")
     parser.add_argument("--max-iter", type=int, default=200,
                         help="L-BFGS iterations per refit (default 200)")
-    parser.add_argument("--tol", type=float, default=1e-5,
-                        help="L-BFGS tolerance per refit (default 1e-5)")
+    parser.add_argument("--tol", type=float, default=1e-4,
+                        help="L-BFGS tolerance per refit (default 1e-4)")
     parser.add_argument("--max-train", type=int, default=None,
                         help="use a stratified random subset of this many training "
                              "samples (quick runs)")
@@ -105,8 +107,9 @@ def build_parser():
                         help="data folder (default: $MCSPARSE_DATA, ~/mcsparse_data)")
     parser.add_argument("--output", default=None,
                         help="write the path to this .csv or .json file")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="print each round as it ends instead of a progress bar")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="show a progress bar instead of one line per round, "
+                             "and print the table at the end")
     return parser
 
 
@@ -140,13 +143,15 @@ def main(argv=None):
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
           f"max_iter={args.max_iter} tol={args.tol}", flush=True)
 
+    print("  train loss: the margin logistic loss of eq. (3) of the paper, plus "
+          "alpha ||W||^2 (log(1 + (k-1) e) at W = 0)")
     header = f"{'round':>5}  {'feature':>7}  {'name':<14} {'train loss':>11}  " \
              f"{'test err %':>10}  {'L-BFGS it':>9}  {'elapsed s':>9}"
     rows = []
     classes = np.unique(y)
     test_cols = []
-    bar = None if args.verbose else tqdm(total=n_rounds, unit="round", file=sys.stderr)
-    if args.verbose:
+    bar = tqdm(total=n_rounds, unit="round", file=sys.stderr) if args.quiet else None
+    if bar is None:
         print(header, flush=True)
 
     def record(info):
@@ -170,7 +175,10 @@ def main(argv=None):
     clf = ShareBoostClassifier(n_features_to_select=n_rounds, alpha=args.alpha,
                                fit_intercept=fit_intercept, max_iter=args.max_iter,
                                tol=args.tol, callback=record)
-    clf.fit(X, y)
+    with warnings.catch_warnings():
+        # reported below, after the table, in the terms of this command
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
     if bar is not None:
         bar.close()
         print(header)
@@ -185,6 +193,12 @@ def main(argv=None):
           f"best {100 * errors[best]:.2f}% at round {best + 1}")
     print(f"fit {fit_time:.1f} s ({fit_time / len(rows):.2f} s per round), median "
           f"L-BFGS iterations per refit {np.median(clf.refit_n_iter_):.0f}")
+    n_capped = int(np.sum(clf.refit_n_iter_ >= args.max_iter))
+    if n_capped:
+        print(f"note: {n_capped} of {len(rows)} refits stopped at --max-iter="
+              f"{args.max_iter}. With alpha=0 the loss has no minimiser once the "
+              "selected features separate some classes; --alpha > 0 (chosen on "
+              "training data) makes each refit well posed.")
     if args.output is not None:
         write_path(rows, args.output)
         print(f"path written to {args.output}")

@@ -12,7 +12,7 @@ from mcsparse._cli import main
 
 def test_pendigits_csv(tmp_path, capsys):
     out = tmp_path / "path.csv"
-    assert main(["--n-features", "3", "--output", str(out), "--verbose"]) == 0
+    assert main(["--n-features", "3", "--output", str(out)]) == 0
     text = capsys.readouterr().out
     assert "pendigits" in text and "final test error" in text
     rows = list(csv.DictReader(out.open()))
@@ -26,7 +26,8 @@ def test_pendigits_csv(tmp_path, capsys):
 
 def test_json_output_and_progress_bar(tmp_path, capsys):
     out = tmp_path / "path.json"
-    assert main(["--n-features", "2", "--max-train", "1000", "--output", str(out)]) == 0
+    assert main(["--n-features", "2", "--max-train", "1000", "--output", str(out),
+                 "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "round" in captured.out  # table printed after the bar
     rows = json.loads(out.read_text())
@@ -48,7 +49,7 @@ def test_missing_data_is_a_clear_error(tmp_path, capsys):
 
 def test_mnist_subset(mnist_home, capsys):
     assert main(["--dataset", "mnist", "--n-features", "3", "--max-train", "2000",
-                 "--verbose"]) == 0
+                 ]) == 0
     out = capsys.readouterr().out
     assert "pixel(" in out
 

@@ -163,7 +163,7 @@ def shareboost_path(
     alpha=0.0,
     fit_intercept=True,
     sample_weight=None,
-    tol=1e-5,
+    tol=1e-4,
     max_iter=200,
     callback=None,
     verbose=0,
@@ -192,7 +192,7 @@ def shareboost_path(
         Fit an unpenalised intercept vector.
     sample_weight : ndarray of shape (n_samples,), dtype float64, default=None
         Non-negative weights with a positive sum.
-    tol : float, default=1e-5
+    tol : float, default=1e-4
         L-BFGS ``gtol`` of each refit.
     max_iter : int, default=200
         L-BFGS iteration cap of each refit.
