@@ -78,6 +78,41 @@ def write_path(rows, path):
         raise ValueError(f"--output must end in .csv or .json, got {path!r}")
 
 
+def _int_at_least(low):
+    def parse(text):
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text}")
+        return value
+    return parse
+
+
+def _finite_float(positive):
+    def parse(text):
+        value = float(text)
+        if not np.isfinite(value) or value < 0 or (positive and value == 0):
+            bound = "> 0" if positive else ">= 0"
+            raise argparse.ArgumentTypeError(f"must be a finite number {bound}, got {text}")
+        return value
+    return parse
+
+
+def _check_output(parser, output):
+    """Refuse an --output that cannot be written, before any fitting."""
+    if output is None:
+        return
+    path = Path(output)
+    if path.suffix.lower() not in (".csv", ".json"):
+        parser.error(f"--output must end in .csv or .json, got {output!r}")
+    if path.is_dir():
+        parser.error(f"--output {output!r} is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        parser.error(f"--output: the folder {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        parser.error(f"--output: the folder {str(parent)!r} is not writable")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="mcsparse",
@@ -86,22 +121,22 @@ def build_parser():
     )
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="pendigits",
                         help="; ".join(f"{k}: {v[0]}" for k, v in DATASETS.items()))
-    parser.add_argument("--n-features", type=int, default=None,
+    parser.add_argument("--n-features", type=_int_at_least(1), default=None,
                         help="rounds = features to select (default: 40, 100 for mnist)")
-    parser.add_argument("--alpha", type=float, default=0.0,
+    parser.add_argument("--alpha", type=_finite_float(positive=False), default=0.0,
                         help="Frobenius penalty alpha ||W||_F^2 (default 0)")
     parser.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction,
                         default=None,
                         help="fit an intercept (default: no for the UCI sets, as "
                              "in eq. 1 of the paper; yes for mnist)")
-    parser.add_argument("--max-iter", type=int, default=200,
+    parser.add_argument("--max-iter", type=_int_at_least(1), default=200,
                         help="L-BFGS iterations per refit (default 200)")
-    parser.add_argument("--tol", type=float, default=1e-4,
+    parser.add_argument("--tol", type=_finite_float(positive=True), default=1e-4,
                         help="L-BFGS tolerance per refit (default 1e-4)")
-    parser.add_argument("--max-train", type=int, default=None,
+    parser.add_argument("--max-train", type=_int_at_least(1), default=None,
                         help="use a stratified random subset of this many training "
                              "samples (quick runs)")
-    parser.add_argument("--random-state", type=int, default=0,
+    parser.add_argument("--random-state", type=_int_at_least(0), default=0,
                         help="seed of the --max-train subset")
     parser.add_argument("--data-home", default=None,
                         help="data folder (default: $MCSPARSE_DATA, ~/mcsparse_data)")
@@ -120,8 +155,7 @@ def main(argv=None):
     description, default_rounds, default_intercept = DATASETS[args.dataset]
     n_rounds = default_rounds if args.n_features is None else args.n_features
     fit_intercept = default_intercept if args.fit_intercept is None else args.fit_intercept
-    if args.output is not None and Path(args.output).suffix.lower() not in (".csv", ".json"):
-        parser.error(f"--output must end in .csv or .json, got {args.output!r}")
+    _check_output(parser, args.output)
 
     from tqdm.auto import tqdm
 
@@ -130,8 +164,15 @@ def main(argv=None):
     t0 = time.perf_counter()
     try:
         X, y, X_test, y_test, names = load_problem(args.dataset, args.data_home)
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # missing, corrupted, not downloadable
         parser.exit(2, f"mcsparse: error: {exc}\n")
+    n_classes = len(np.unique(y))
+    if n_rounds > X.shape[1]:
+        parser.error(f"--n-features {n_rounds} exceeds the {X.shape[1]} features "
+                     f"of {args.dataset}")
+    if args.max_train is not None and args.max_train < 2 * n_classes:
+        parser.error(f"--max-train must be at least {2 * n_classes} (two samples "
+                     f"per class), got {args.max_train}")
     if args.max_train is not None and args.max_train < X.shape[0]:
         from sklearn.model_selection import train_test_split
 
@@ -139,7 +180,7 @@ def main(argv=None):
                                       random_state=args.random_state)
     print(f"mcsparse: ShareBoost on {args.dataset} ({description})")
     print(f"  train {X.shape[0]} x {X.shape[1]}, test {X_test.shape[0]}, "
-          f"{len(np.unique(y))} classes, loaded in {time.perf_counter() - t0:.1f} s")
+          f"{n_classes} classes, loaded in {time.perf_counter() - t0:.1f} s")
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
           f"max_iter={args.max_iter} tol={args.tol}", flush=True)
 

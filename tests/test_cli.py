@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -38,6 +39,35 @@ def test_bad_output_suffix_writes_nothing(tmp_path):
     with pytest.raises(SystemExit):
         main(["--n-features", "2", "--output", str(tmp_path / "path.txt")])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--n-features", "0"], "must be an integer >= 1"),
+    (["--n-features", "-1"], "must be an integer >= 1"),
+    (["--n-features", "121"], "exceeds the 120 features"),
+    (["--max-train", "0"], "must be an integer >= 1"),
+    (["--max-train", "5"], "at least 20"),
+    (["--random-state", "-1"], "must be an integer >= 0"),
+    (["--alpha", "-1"], "finite number >= 0"),
+    (["--alpha", "nan"], "finite number >= 0"),
+    (["--tol", "0"], "finite number > 0"),
+    (["--tol", "inf"], "finite number > 0"),
+    (["--max-iter", "0"], "must be an integer >= 1"),
+    (["--output", "/nonexistent/x.json"], "does not exist"),
+])
+def test_bad_options_are_usage_errors(args, match, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_output_directory_refused_before_fitting(tmp_path, capsys):
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(SystemExit):
+        main(["--output", str(tmp_path / "d.csv")])
+    captured = capsys.readouterr()
+    assert "is a directory" in captured.err and "round" not in captured.out
 
 
 def test_missing_data_is_a_clear_error(tmp_path, capsys):

@@ -91,6 +91,29 @@ def test_libsvm_dna_test_and_errors():
         datasets.load_libsvm("wine", subset="test")
 
 
+def test_failed_download_is_an_oserror_and_leaves_no_folder(monkeypatch, tmp_path):
+    """Offline: the download error names the URL and the file; no empty folder stays."""
+    import pooch
+
+    def offline(*args, **kwargs):
+        raise ConnectionError("network is unreachable")
+
+    monkeypatch.setattr(pooch, "retrieve", offline)
+    home = tmp_path / "home"
+    with pytest.raises(OSError, match="Could not download https://.*sha256"):
+        datasets.load_mnist(subset="test", data_home=home)
+    assert not home.exists()
+
+
+def test_bad_names():
+    with pytest.raises(ValueError, match="name must be one of"):
+        datasets.load_libsvm(["wine"])
+    with pytest.raises(ValueError, match="empty string"):
+        datasets.get_data_home("")
+    with pytest.raises(TypeError, match="data_home must be a path"):
+        datasets.get_data_home(3)
+
+
 def test_data_home_resolution(monkeypatch, tmp_path):
     monkeypatch.setenv("MCSPARSE_DATA", str(tmp_path / "env"))
     assert datasets.get_data_home() == tmp_path / "env"

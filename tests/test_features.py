@@ -35,8 +35,10 @@ def test_feature_names():
     t = PairwiseProducts().fit(np.ones((2, 3)))
     np.testing.assert_array_equal(t.get_feature_names_out(), ["x0*x1", "x0*x2", "x1*x2"])
     np.testing.assert_array_equal(t.get_feature_names_out(["a", "b", "c"]), ["a*b", "a*c", "b*c"])
-    with pytest.raises(ValueError, match="3 names"):
+    with pytest.raises(ValueError, match="3 names, got shape"):
         t.get_feature_names_out(["a"])
+    with pytest.raises(ValueError, match=r"got shape \(3, 1\)"):
+        t.get_feature_names_out([["a"], ["b"], ["c"]])
 
 
 def test_errors():
@@ -47,3 +49,7 @@ def test_errors():
         t.transform(np.ones((3, 5)))
     with pytest.raises(ValueError, match="NaN"):
         t.transform(np.full((3, 4), np.nan))
+    with pytest.raises(ValueError, match="overflow"):
+        t.transform(np.full((3, 4), 1e200))
+    with pytest.raises(ValueError, match="overflow"):
+        PairwiseProducts().fit_transform(np.full((3, 4), 1e30, dtype=np.float32))

@@ -113,12 +113,37 @@ def test_accepts_non_contiguous_input():
         (np.zeros((2, 3)), [0.5, 1], None, TypeError, "integer class indices"),
         (np.zeros((2, 3)), [0, 1], [1.0], ValueError, "sample_weight must have shape"),
         (np.zeros((2, 3)), [0, 1], [1.0, -1.0], ValueError, "non-negative"),
-        (np.zeros((2, 3)), [0, 1], [0.0, 0.0], ValueError, "sum to zero"),
+        (np.zeros((2, 3)), [0, 1], [0.0, 0.0], ValueError, "sums to zero"),
+        (np.zeros((2, 3)), [0, 1], [np.nan, 1.0], ValueError, "sample_weight.*NaN"),
+        (np.zeros((2, 3)), [0, 1], ["a", "b"], ValueError, "could not convert"),
+        (np.zeros((2, 3)), [0, 1], [1 + 1j, 1.0], TypeError, "complex"),
+        (np.zeros((0, 3)), [], None, ValueError, "scores is empty"),
+        (np.zeros((2, 0)), [0, 0], None, ValueError, "scores is empty"),
+        (np.array([[1e308, 1e308, -1e308]]), [2], None, ValueError, "overflows"),
     ],
 )
 def test_bad_input(scores, y, w, error, match):
     with pytest.raises(error, match=match):
         multiclass_logistic_loss(scores, y, w)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("scale", [1e-300, 5e-324, 1e39, 1e307])
+def test_extreme_uniform_weights_change_nothing(dtype, scale):
+    """Weights are scaled to max 1 first: their sum neither overflows nor underflows."""
+    scores, y, _ = _problem(6, 3, dtype, seed=2)
+    loss, grad = multiclass_logistic_loss(scores, y)
+    loss_w, grad_w = multiclass_logistic_loss(scores, y, np.full(6, scale))
+    np.testing.assert_allclose(loss_w, loss, rtol=1e-6)
+    np.testing.assert_allclose(grad_w, grad, rtol=1e-5, atol=1e-7)
+
+
+def test_low_level_entry_rejects_none():
+    scores = np.zeros((2, 3))
+    y = np.zeros(2, dtype=np.intp)
+    for args in [(None, y, None, scores), (scores, None, None, scores), (scores, y, None, None)]:
+        with pytest.raises(TypeError):
+            loss_gradient_fast(*args)
 
 
 def test_low_level_entry_rejects_bad_labels_and_shapes():

@@ -235,8 +235,43 @@ def test_bad_input(X, y, params, error, match):
 def test_bad_sample_weight():
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=-np.ones(30))
+    with pytest.raises(TypeError, match="sample_weight must be real"):
+        ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=1 + 2j)
+    with pytest.raises(ValueError, match="sample_weight"):
+        ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=np.full(30, np.inf))
     with pytest.raises(ValueError, match="sample_weight must have shape"):
         ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=np.ones(3))
+
+
+@pytest.mark.parametrize("scale", [1e307, 5e-324])
+def test_extreme_uniform_weights_equal_no_weights(scale):
+    X, y = _noisy_problem(n=60, d=5, k=3)
+    a = ShareBoostClassifier(n_features_to_select=3).fit(X, y)
+    b = ShareBoostClassifier(n_features_to_select=3).fit(X, y, sample_weight=np.full(60, scale))
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
+    np.testing.assert_allclose(a.train_loss_, b.train_loss_, rtol=1e-8)
+
+
+def test_badly_scaled_features_warn_instead_of_silent_zero_model():
+    X, y = _noisy_problem(n=60, d=5, k=3)
+    with pytest.warns(ConvergenceWarning, match="line search.*rescale X"):
+        ShareBoostClassifier(n_features_to_select=3).fit(X * 1e50, y)
+
+
+def test_callback_cannot_corrupt_the_model():
+    X, y = _noisy_problem(n=60, d=5, k=3)
+
+    def vandal(info):
+        info.coef[:] = 123.0
+
+    with pytest.raises(ValueError, match="read-only"):
+        ShareBoostClassifier(n_features_to_select=2, callback=vandal).fit(X, y)
+
+
+@pytest.mark.parametrize("tol", [np.nan, np.inf])
+def test_non_finite_tol(tol):
+    with pytest.raises(ValueError, match="tol"):
+        ShareBoostClassifier(tol=tol).fit(X_OK, Y_OK)
 
 
 def test_predict_checks_n_features():

@@ -44,6 +44,10 @@ def get_data_home(data_home=None):
     """
     if data_home is None:
         data_home = os.environ.get(ENV_DATA_HOME) or Path("~") / "mcsparse_data"
+    if not isinstance(data_home, (str, os.PathLike)):
+        raise TypeError(f"data_home must be a path or None, got {data_home!r}")
+    if str(data_home) == "":
+        raise ValueError("data_home is an empty string; pass None for the default")
     return Path(data_home).expanduser()
 
 
@@ -68,11 +72,13 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
     Raises
     ------
     FileNotFoundError
-        If the file is missing and cannot be downloaded; the message names the
-        file, its sha256 and where to get it.
+        If the file is missing and may not or cannot be downloaded; the
+        message names the file, its sha256 and where to get it.
+    OSError
+        If the download fails (offline, server error).
     ValueError
         If the file's sha256 differs from the expected one (corrupted,
-        truncated or another version).
+        truncated or another version), or the downloaded file's does.
     """
     home = get_data_home(data_home)
     path = home / data_file.path
@@ -88,15 +94,28 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
     if download_if_missing and data_file.url is not None:
         import pooch
 
-        return Path(
-            pooch.retrieve(
-                data_file.url,
-                known_hash=f"sha256:{data_file.sha256}",
-                fname=path.name,
-                path=path.parent,
-                progressbar=False,
+        created = [p for p in (home, path.parent) if not p.exists()]
+        try:
+            return Path(
+                pooch.retrieve(
+                    data_file.url,
+                    known_hash=f"sha256:{data_file.sha256}",
+                    fname=path.name,
+                    path=path.parent,
+                    progressbar=False,
+                )
             )
-        )
+        except Exception as exc:
+            for folder in reversed(created):  # leave no empty folders behind
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+            if isinstance(exc, ValueError):  # pooch: the checksum did not match
+                raise
+            raise OSError(
+                f"Could not download {data_file.url} to {path} ({exc}). Download "
+                f"it by hand and place it there (expected sha256 "
+                f"{data_file.sha256}), or pass download_if_missing=False."
+            ) from exc
     how = (
         f"download it from {data_file.url} (download_if_missing=True does this)"
         if data_file.url

@@ -222,7 +222,9 @@ def load_mnist(*, subset="train", data_home=None, download_if_missing=True,
     Raises
     ------
     FileNotFoundError
-        If a file is missing and cannot be downloaded.
+        If a file is missing and ``download_if_missing`` is False.
+    OSError
+        If a missing file cannot be downloaded.
     ValueError
         If a file fails its checksum or is not a valid IDX file.
 
@@ -411,7 +413,7 @@ def load_libsvm(name, *, subset="train", data_home=None, return_X_y=False):
     >>> from mcsparse.datasets import load_libsvm
     >>> X, y = load_libsvm("wine", return_X_y=True)  # doctest: +SKIP
     """
-    if name not in LIBSVM_FILES:
+    if not isinstance(name, str) or name not in LIBSVM_FILES:
         raise ValueError(f"name must be one of {sorted(LIBSVM_FILES)}, got {name!r}")
     n_features, files = LIBSVM_FILES[name]
     Xs, ys = [], []

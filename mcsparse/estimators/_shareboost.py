@@ -178,6 +178,8 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
         check_bool(self.fit_intercept, "fit_intercept")
         check_scalar(self.tol, "tol", numbers.Real, min_val=0.0,
                      include_boundaries="neither")
+        if not np.isfinite(self.tol):
+            raise ValueError(f"tol must be finite, got {self.tol}")
         check_scalar(self.max_iter, "max_iter", numbers.Integral, min_val=1)
         check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
         if self.callback is not None and not callable(self.callback):

@@ -91,15 +91,31 @@ class PairwiseProducts(TransformerMixin, BaseEstimator):
         X_products : ndarray or CSR matrix of shape (n_samples, n_output_features)
             Same dtype as ``X`` (float32 kept, other types become float64);
             sparse input gives CSR output.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has the wrong number of features, contains NaN or
+            infinity, or a product overflows the dtype.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32), reset=False)
         i, j = self.pairs_[:, 0], self.pairs_[:, 1]
-        if sp.issparse(X):
-            X = X.tocsc()
-            return X[:, i].multiply(X[:, j]).tocsr()
-        return X[:, i] * X[:, j]
+        with np.errstate(over="ignore"):
+            if sp.issparse(X):
+                X = X.tocsc()
+                out = X[:, i].multiply(X[:, j]).tocsr()
+                finite = np.isfinite(out.data).all()
+            else:
+                out = X[:, i] * X[:, j]
+                finite = np.isfinite(out).all()
+        if not finite:
+            raise ValueError(
+                f"products of features overflow {X.dtype}: rescale X (the paper "
+                "assumes features in [-1, 1])"
+            )
+        return out
 
     def get_feature_names_out(self, input_features=None):
         """Names ``"a*b"`` of the output features.
@@ -123,8 +139,8 @@ class PairwiseProducts(TransformerMixin, BaseEstimator):
             names = np.asarray(input_features, dtype=object)
             if names.shape != (self.n_features_in_,):
                 raise ValueError(
-                    f"input_features must have {self.n_features_in_} names, "
-                    f"got {names.shape[0] if names.ndim else 'a scalar'}"
+                    f"input_features must be a 1-D list of {self.n_features_in_} "
+                    f"names, got shape {names.shape}"
                 )
             fitted = getattr(self, "feature_names_in_", None)
             if fitted is not None and not np.array_equal(names, fitted):

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..utils.validation import check_sample_weight
 from ._multiclass_logistic_fast import loss_gradient as _loss_gradient_fast
 
 
@@ -17,8 +18,11 @@ def _check_scores_labels(scores, y, sample_weight):
             f"scores must be 2-D (n_samples, n_classes), got shape {scores.shape}"
         )
     n_samples, n_classes = scores.shape
-    if n_classes < 1:
-        raise ValueError("scores must have at least one column (class)")
+    if n_samples < 1 or n_classes < 1:
+        raise ValueError(
+            f"scores is empty (shape {scores.shape}): the mean loss needs at "
+            "least one sample and one class"
+        )
     if not np.isfinite(scores).all():
         raise ValueError("scores contains NaN or infinity")
     scores = np.ascontiguousarray(scores)
@@ -38,24 +42,11 @@ def _check_scores_labels(scores, y, sample_weight):
         )
     y = np.ascontiguousarray(y, dtype=np.intp)
 
+    sample_weight = check_sample_weight(sample_weight, n_samples)
     if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight)
-        if sample_weight.shape != (n_samples,):
-            raise ValueError(
-                f"sample_weight must have shape ({n_samples},), "
-                f"got {sample_weight.shape}"
-            )
-        if not np.isfinite(sample_weight).all() or (sample_weight < 0).any():
-            raise ValueError("sample_weight must be finite and non-negative")
+        # scaled to max 1 first, so the cast to float32 cannot overflow
         sample_weight = np.ascontiguousarray(sample_weight, dtype=scores.dtype)
     return scores, y, sample_weight
-
-
-def _normaliser(n_samples, sample_weight):
-    total = n_samples if sample_weight is None else float(sample_weight.sum())
-    if total <= 0:
-        raise ValueError("the sample weights sum to zero: the mean loss is undefined")
-    return total
 
 
 def multiclass_logistic_loss(scores, y, sample_weight=None):
@@ -79,7 +70,9 @@ def multiclass_logistic_loss(scores, y, sample_weight=None):
     y : array-like of shape (n_samples,)
         Integer class index of each row, in ``[0, n_classes)``.
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative weights. The mean is ``sum_i w_i l_i / sum_i w_i``.
+        Non-negative weights. The mean is ``sum_i w_i l_i / sum_i w_i``
+        (weights are divided by their maximum first, which leaves it
+        unchanged and keeps the sums finite).
 
     Returns
     -------
@@ -95,8 +88,9 @@ def multiclass_logistic_loss(scores, y, sample_weight=None):
     TypeError
         If ``scores`` is not floating point or ``y`` is not integer.
     ValueError
-        If shapes disagree, ``scores`` is not finite, a label is out of range,
-        or the weights are negative, not finite or sum to zero.
+        If shapes disagree, ``scores`` is empty or not finite, a label is out
+        of range, the weights are negative, not finite or all zero, or the
+        score differences overflow.
 
     References
     ----------
@@ -114,9 +108,17 @@ def multiclass_logistic_loss(scores, y, sample_weight=None):
     (2, 3)
     """
     scores, y, sample_weight = _check_scores_labels(scores, y, sample_weight)
-    total = _normaliser(scores.shape[0], sample_weight)
+    if sample_weight is None:
+        total = scores.shape[0]
+    else:
+        total = float(np.sum(sample_weight, dtype=np.float64))
     grad = np.empty_like(scores)
     loss_sum = _loss_gradient_fast(scores, y, sample_weight, grad)
+    if not (np.isfinite(loss_sum) and np.isfinite(grad).all()):
+        raise ValueError(
+            "the loss overflows: differences between scores exceed the "
+            f"{scores.dtype} range; rescale the scores"
+        )
     grad /= scores.dtype.type(total)
     return loss_sum / total, grad
 

@@ -66,10 +66,10 @@ cdef float64_t _loss_grad(
 
 
 def loss_gradient(
-    const floating[:, ::1] scores,
-    const intp_t[::1] y,
+    const floating[:, ::1] scores not None,
+    const intp_t[::1] y not None,
     const floating[::1] sample_weight,
-    floating[:, ::1] grad,
+    floating[:, ::1] grad not None,
 ):
     """Weighted sum of the margin logistic loss and its gradient, in place.
 

@@ -77,7 +77,7 @@ class ShareBoostPath:
     refit_n_iter : ndarray of shape (n_rounds,), dtype intp
         L-BFGS iterations of each refit.
     n_refits_not_converged : int
-        Refits that hit ``max_iter``.
+        Refits that hit ``max_iter`` or failed in the line search.
     """
 
     selected_features: np.ndarray
@@ -130,6 +130,11 @@ class _Objective:
         if self.fit_intercept:
             parts.append(self.residual.sum(axis=0) / self.total)
         return loss, np.concatenate(parts)
+
+
+def _read_only(array):
+    array.flags.writeable = False
+    return array
 
 
 def _column(X, j):
@@ -229,25 +234,35 @@ def shareboost_path(
         "gtol": tol,
         "ftol": 64 * np.finfo(float).eps,
         "maxls": 50,
+        # 30 correction pairs instead of SciPy's 10: a quarter fewer
+        # iterations per refit on MNIST pixels (15k samples, 40 rounds)
+        "maxcor": 30,
     }
 
     def refit(params, t):
+        """L-BFGS on the selected columns; returns (params, nit, status)."""
         # The refit works on n_samples x t matrices with t small: BLAS threads
         # cost more than they give (measured 4x slower with 2 threads on 2
         # cores, NumPy's and SciPy's OpenBLAS competing), so use one.
         with threadpool_limits(limits=1, user_api="blas"):
             res = minimize(objective, params, args=(t,), method="L-BFGS-B",
                            jac=True, options=options)
-        # status 1: the iteration cap was hit (2, a line-search stop, happens at
-        # the optimum within machine precision and is not counted)
-        return res.x, int(res.nit), res.status != 1
+        if res.status == 1:
+            status = "max_iter"
+        elif res.status != 0 and np.max(np.abs(res.jac), initial=0.0) > tol:
+            # a line-search stop far from a stationary point (status 2 with
+            # a large gradient): badly scaled features, typically
+            status = "failed"
+        else:  # converged, or a line-search stop at the optimum's precision
+            status = "ok"
+        return res.x, int(res.nit), status
 
-    n_not_converged = 0
+    stops = {"ok": 0, "max_iter": 0, "failed": 0}
     # Round 0: W = 0 and, with an intercept, the best intercept-only model.
     params = np.zeros(k if fit_intercept else 0)
     if fit_intercept:
-        params, _, ok = refit(params, 0)
-        n_not_converged += not ok
+        params, _, status = refit(params, 0)
+        stops[status] += 1
     objective(params, 0)  # fills objective.residual at the current W
 
     selected = []
@@ -265,13 +280,13 @@ def shareboost_path(
         W, b = objective.unpack(params, t - 1)
         W0 = np.hstack([W, np.zeros((k, 1))])
         params = np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
-        params, nit, ok = refit(params, t)
-        n_not_converged += not ok
+        params, nit, status = refit(params, t)
+        stops[status] += 1
         loss, _ = objective(params, t)  # also refreshes the residual at the new W
 
         W, b = objective.unpack(params, t)
-        coefs.append(W.copy())
-        intercepts.append(b.copy())
+        coefs.append(_read_only(W.copy()))
+        intercepts.append(_read_only(b.copy()))
         losses.append(loss)
         sel_scores.append(scores[j])
         n_iters.append(nit)
@@ -298,11 +313,20 @@ def shareboost_path(
             if callback(info):
                 break
 
-    if n_not_converged:
+    if stops["max_iter"]:
         warnings.warn(
-            f"{n_not_converged} of the L-BFGS refits stopped before reaching "
+            f"{stops['max_iter']} of the L-BFGS refits stopped before reaching "
             f"tol={tol} (max_iter={max_iter}). On separable data the unpenalised "
             "loss has no minimiser: consider alpha > 0 or a larger max_iter.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    if stops["failed"]:
+        warnings.warn(
+            f"{stops['failed']} of the L-BFGS refits failed in the line search "
+            f"with the gradient still above tol={tol}: the refitted W is not a "
+            "minimiser. This happens with badly scaled features (very large "
+            "values); rescale X, e.g. to [-1, 1] as the paper assumes.",
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -313,5 +337,5 @@ def shareboost_path(
         train_loss=np.array(losses),
         selection_scores=np.array(sel_scores),
         refit_n_iter=np.array(n_iters, dtype=np.intp),
-        n_refits_not_converged=n_not_converged,
+        n_refits_not_converged=stops["max_iter"] + stops["failed"],
     )

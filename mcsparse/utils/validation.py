@@ -7,14 +7,37 @@ from sklearn.utils import check_array
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """Validate ``sample_weight``: None, or finite, non-negative, with a positive sum.
+    """Validate ``sample_weight`` and scale it to a maximum of one.
 
-    Returns None or a float64 array of shape (n_samples,). Raises ValueError
-    naming ``sample_weight`` and the problem.
+    Parameters
+    ----------
+    sample_weight : None, float or array-like of shape (n_samples,)
+        Finite, non-negative weights with a positive sum; a scalar means
+        equal weights.
+    n_samples : int
+        Expected length.
+
+    Returns
+    -------
+    sample_weight : None or ndarray of shape (n_samples,), dtype float64
+        The weights divided by their maximum. Every weighted mean in
+        mcsparse is ``sum_i w_i l_i / sum_i w_i``, which this leaves
+        unchanged, while sums of huge (1e308) or tiny (denormal) weights
+        neither overflow nor underflow.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sample_weight``: wrong shape, NaN or infinity, negative
+        values, all zero.
+    TypeError
+        If the weights are not real numbers.
     """
     if sample_weight is None:
         return None
     if isinstance(sample_weight, numbers.Number):
+        if not isinstance(sample_weight, numbers.Real) or isinstance(sample_weight, bool):
+            raise TypeError(f"sample_weight must be real numbers, got {sample_weight!r}")
         sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
     sample_weight = check_array(
         sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight",
@@ -26,9 +49,10 @@ def check_sample_weight(sample_weight, n_samples):
         )
     if (sample_weight < 0).any():
         raise ValueError("sample_weight must be non-negative; got negative values")
-    if not sample_weight.sum() > 0:
+    top = sample_weight.max() if n_samples else 0.0
+    if not top > 0:
         raise ValueError("sample_weight sums to zero: nothing to fit")
-    return sample_weight
+    return sample_weight / top
 
 
 def check_bool(value, name):
