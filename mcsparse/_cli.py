@@ -113,6 +113,17 @@ def _check_output(parser, output):
         parser.error(f"--output: the folder {str(parent)!r} is not writable")
 
 
+HEADER = (f"{'round':>5}  {'feature':>7}  {'name':<14} {'train loss':>11}  "
+          f"{'test err %':>10}  {'L-BFGS it':>9}  {'elapsed s':>9}")
+
+
+def format_row(row):
+    """One line of the per-round table, aligned with ``HEADER``."""
+    return (f"{row['round']:>5}  {row['feature']:>7}  {row['name']:<14} "
+            f"{row['train_loss']:>11.6f}  {100 * row['test_error']:>10.2f}  "
+            f"{row['refit_n_iter']:>9}  {row['elapsed_s']:>9.2f}")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="mcsparse",
@@ -166,7 +177,8 @@ def main(argv=None):
         X, y, X_test, y_test, names = load_problem(args.dataset, args.data_home)
     except (OSError, ValueError) as exc:  # missing, corrupted, not downloadable
         parser.exit(2, f"mcsparse: error: {exc}\n")
-    n_classes = len(np.unique(y))
+    classes = np.unique(y)
+    n_classes = len(classes)
     if n_rounds > X.shape[1]:
         parser.error(f"--n-features {n_rounds} exceeds the {X.shape[1]} features "
                      f"of {args.dataset}")
@@ -186,14 +198,11 @@ def main(argv=None):
 
     print("  train loss: the margin logistic loss of eq. (3) of the paper, plus "
           "alpha ||W||^2 (log(1 + (k-1) e) at W = 0)")
-    header = f"{'round':>5}  {'feature':>7}  {'name':<14} {'train loss':>11}  " \
-             f"{'test err %':>10}  {'L-BFGS it':>9}  {'elapsed s':>9}"
     rows = []
-    classes = np.unique(y)
     test_cols = []
     bar = tqdm(total=n_rounds, unit="round", file=sys.stderr) if args.quiet else None
     if bar is None:
-        print(header, flush=True)
+        print(HEADER, flush=True)
 
     def record(info):
         test_cols.append(np.asarray(X_test[:, info.feature], dtype=np.float64).ravel())
@@ -204,11 +213,8 @@ def main(argv=None):
                "test_error": error, "refit_n_iter": info.refit_n_iter,
                "elapsed_s": info.elapsed}
         rows.append(row)
-        line = f"{row['round']:>5}  {row['feature']:>7}  {row['name']:<14} " \
-               f"{row['train_loss']:>11.6f}  {100 * error:>10.2f}  " \
-               f"{row['refit_n_iter']:>9}  {row['elapsed_s']:>9.2f}"
         if bar is None:
-            print(line, flush=True)
+            print(format_row(row), flush=True)
         else:
             bar.set_postfix(test_error=f"{100 * error:.2f}%", loss=f"{info.train_loss:.4f}")
             bar.update()
@@ -222,11 +228,9 @@ def main(argv=None):
         clf.fit(X, y)
     if bar is not None:
         bar.close()
-        print(header)
+        print(HEADER)
         for row in rows:
-            print(f"{row['round']:>5}  {row['feature']:>7}  {row['name']:<14} "
-                  f"{row['train_loss']:>11.6f}  {100 * row['test_error']:>10.2f}  "
-                  f"{row['refit_n_iter']:>9}  {row['elapsed_s']:>9.2f}")
+            print(format_row(row))
     errors = [r["test_error"] for r in rows]
     best = int(np.argmin(errors))
     fit_time = rows[-1]["elapsed_s"]

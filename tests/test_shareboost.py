@@ -307,3 +307,17 @@ def test_pendigits_accuracy_with_alpha_chosen_on_training_data():
           f"{errors[39]:.4f} at 40")
     assert errors[24] <= 0.045
     assert errors[39] <= 0.042
+
+
+def test_late_rounds_still_refit_when_the_loss_is_small():
+    """The refit tolerance is relative to the loss: with an absolute one, late
+    rounds on pendigits (loss ~0.02) took zero L-BFGS iterations and left the
+    newly selected column at zero."""
+    X, y = load_pendigits(return_X_y=True)
+    X = PairwiseProducts().fit_transform(X / 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ShareBoostClassifier(n_features_to_select=40, fit_intercept=False).fit(X, y)
+    assert np.all(clf.refit_n_iter_ > 0)
+    assert np.all(np.abs(clf.coef_[:, clf.selected_features_]).sum(axis=0) > 0)
+    assert np.all(np.diff(clf.train_loss_) < 0)

@@ -41,10 +41,13 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
         never counted as a selected feature and is fitted alone before the
         first round. With False the model is exactly eq. (1).
     tol : float, default=1e-4
-        L-BFGS stopping tolerance of each refit: the largest absolute entry
-        of the gradient of the mean loss (scikit-learn's LogisticRegression
-        uses the same default). Smaller values follow the exact fully
-        corrective minimiser more closely, at more iterations per round.
+        Relative stopping tolerance of each refit: L-BFGS stops when the
+        largest absolute entry of the gradient falls below ``tol`` times the
+        objective at the refit's warm start (the previous round's value).
+        Relative, because the gradient shrinks with the loss: late on a
+        path an absolute tolerance would leave the new column at zero.
+        Smaller values follow the exact fully corrective minimiser more
+        closely, at more iterations per round.
     max_iter : int, default=200
         Maximum L-BFGS iterations of each refit.
     verbose : int, default=0

@@ -198,7 +198,9 @@ def shareboost_path(
     sample_weight : ndarray of shape (n_samples,), dtype float64, default=None
         Non-negative weights with a positive sum.
     tol : float, default=1e-4
-        L-BFGS ``gtol`` of each refit.
+        Relative tolerance of each refit: L-BFGS stops when the largest
+        absolute entry of the gradient is below ``tol`` times the objective
+        at the refit's warm start.
     max_iter : int, default=200
         L-BFGS iteration cap of each refit.
     callback : callable, default=None
@@ -231,7 +233,6 @@ def shareboost_path(
     objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept)
     options = {
         "maxiter": max_iter,
-        "gtol": tol,
         "ftol": 64 * np.finfo(float).eps,
         "maxls": 50,
         # 30 correction pairs instead of SciPy's 10: a quarter fewer
@@ -239,17 +240,23 @@ def shareboost_path(
         "maxcor": 30,
     }
 
-    def refit(params, t):
-        """L-BFGS on the selected columns; returns (params, nit, status)."""
+    def refit(params, t, start_loss):
+        """L-BFGS on the selected columns; returns (params, nit, status).
+
+        The tolerance is relative to the objective at the warm start: the
+        gradient's scale falls with the loss, so an absolute tolerance would
+        leave W unchanged (zero iterations) late on a path whose loss is small.
+        """
+        gtol = tol * start_loss
         # The refit works on n_samples x t matrices with t small: BLAS threads
         # cost more than they give (measured 4x slower with 2 threads on 2
         # cores, NumPy's and SciPy's OpenBLAS competing), so use one.
         with threadpool_limits(limits=1, user_api="blas"):
             res = minimize(objective, params, args=(t,), method="L-BFGS-B",
-                           jac=True, options=options)
+                           jac=True, options={**options, "gtol": gtol})
         if res.status == 1:
             status = "max_iter"
-        elif res.status != 0 and np.max(np.abs(res.jac), initial=0.0) > tol:
+        elif res.status != 0 and np.max(np.abs(res.jac), initial=0.0) > gtol:
             # a line-search stop far from a stationary point (status 2 with
             # a large gradient): badly scaled features, typically
             status = "failed"
@@ -260,10 +267,12 @@ def shareboost_path(
     stops = {"ok": 0, "max_iter": 0, "failed": 0}
     # Round 0: W = 0 and, with an intercept, the best intercept-only model.
     params = np.zeros(k if fit_intercept else 0)
+    loss, _ = objective(params, 0)
     if fit_intercept:
-        params, _, status = refit(params, 0)
+        params, _, status = refit(params, 0, loss)
         stops[status] += 1
-    objective(params, 0)  # fills objective.residual at the current W
+        loss, _ = objective(params, 0)
+    # objective.residual now holds the residuals at the current W
 
     selected = []
     available = np.ones(n_features, dtype=bool)
@@ -280,7 +289,7 @@ def shareboost_path(
         W, b = objective.unpack(params, t - 1)
         W0 = np.hstack([W, np.zeros((k, 1))])
         params = np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
-        params, nit, status = refit(params, t)
+        params, nit, status = refit(params, t, loss)
         stops[status] += 1
         loss, _ = objective(params, t)  # also refreshes the residual at the new W
 
@@ -324,7 +333,7 @@ def shareboost_path(
     if stops["failed"]:
         warnings.warn(
             f"{stops['failed']} of the L-BFGS refits failed in the line search "
-            f"with the gradient still above tol={tol}: the refitted W is not a "
+            f"with the gradient still above tol={tol} (relative): the refitted W is not a "
             "minimiser. This happens with badly scaled features (very large "
             "values); rescale X, e.g. to [-1, 1] as the paper assumes.",
             ConvergenceWarning,
