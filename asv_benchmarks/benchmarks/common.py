@@ -7,6 +7,7 @@ per process and cached with joblib in ``asv_benchmarks/cache``.
 
 import os
 import timeit
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +36,15 @@ def pendigits_products():
     return products.transform(X / 100), y, products.transform(Xt / 100), yt
 
 
-class Estimator:
-    """Mixin: subclasses set ``self.estimator`` and ``self.data`` in ``setup``."""
+class Estimator(ABC):
+    """Mixin: subclasses set ``self.estimator`` and ``self.data`` in ``setup``.
+
+    Abstract, so that asv does not collect the mixin itself as a benchmark.
+    """
+
+    @abstractmethod
+    def setup(self, *params):
+        """Build ``self.data = (X, y, X_test, y_test)`` and ``self.estimator``."""
 
     def time_fit(self, *args):
         self.estimator.fit(self.data[0], self.data[1])
@@ -51,8 +59,12 @@ class Estimator:
     track_test_score.unit = "accuracy"
 
 
-class Predictor:
+class Predictor(ABC):
     """Mixin: time ``predict`` of a fitted ``self.fitted`` on the test data."""
+
+    @abstractmethod
+    def setup(self, *params):
+        """Build ``self.data`` and a fitted ``self.fitted``."""
 
     def time_predict(self, *args):
         self.fitted.predict(self.data[2])
