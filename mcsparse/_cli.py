@@ -222,9 +222,9 @@ def main(argv=None):
     clf = ShareBoostClassifier(n_features_to_select=n_rounds, alpha=args.alpha,
                                fit_intercept=fit_intercept, max_iter=args.max_iter,
                                tol=args.tol, callback=record)
-    with warnings.catch_warnings():
-        # reported below, after the table, in the terms of this command
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        # kept out of the table and progress bar; printed after the summary
+        warnings.simplefilter("always", ConvergenceWarning)
         clf.fit(X, y)
     if bar is not None:
         bar.close()
@@ -238,12 +238,8 @@ def main(argv=None):
           f"best {100 * errors[best]:.2f}% at round {best + 1}")
     print(f"fit {fit_time:.1f} s ({fit_time / len(rows):.2f} s per round), median "
           f"L-BFGS iterations per refit {np.median(clf.refit_n_iter_):.0f}")
-    n_capped = int(np.sum(clf.refit_n_iter_ >= args.max_iter))
-    if n_capped:
-        print(f"note: {n_capped} of {len(rows)} refits stopped at --max-iter="
-              f"{args.max_iter}. With alpha=0 the loss has no minimiser once the "
-              "selected features separate some classes; --alpha > 0 (chosen on "
-              "training data) makes each refit well posed.")
+    for caught_warning in caught:
+        print(f"note: {caught_warning.message}")
     if args.output is not None:
         write_path(rows, args.output)
         print(f"path written to {args.output}")

@@ -41,6 +41,13 @@ def test_bad_output_suffix_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_convergence_warnings_become_notes_after_the_table(capsys):
+    assert main(["--n-features", "3", "--max-iter", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "note:" in out and "max_iter=2" in out
+    assert out.index("note:") > out.index("final test error")
+
+
 @pytest.mark.parametrize("args, match", [
     (["--n-features", "0"], "must be an integer >= 1"),
     (["--n-features", "-1"], "must be an integer >= 1"),
@@ -84,19 +91,19 @@ def test_mnist_subset(mnist_home, capsys):
     assert "pixel(" in out
 
 
-def test_module_entry_point(tmp_path):
-    # outside the source tree, which would shadow the installed package
-    res = subprocess.run([sys.executable, "-m", "mcsparse", "--help"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True)
-    assert "--dataset" in res.stdout
-
-
-def test_console_script(tmp_path):
+@pytest.mark.parametrize("command", ["module", "script"])
+def test_entry_points(command, tmp_path):
+    """``python -m mcsparse`` and the ``mcsparse`` script, run outside the
+    source tree (which would shadow the installed package)."""
     import shutil
 
-    script = shutil.which("mcsparse")
-    if script is None:
-        pytest.skip("the mcsparse console script is not on PATH (not installed)")
-    res = subprocess.run([script, "--help"], cwd=tmp_path, capture_output=True,
+    if command == "module":
+        argv = [sys.executable, "-m", "mcsparse"]
+    else:
+        script = shutil.which("mcsparse")
+        if script is None:
+            pytest.skip("the mcsparse console script is not on PATH (not installed)")
+        argv = [script]
+    res = subprocess.run(argv + ["--help"], cwd=tmp_path, capture_output=True,
                          text=True, check=True)
     assert "--dataset" in res.stdout

@@ -219,7 +219,9 @@ def shareboost_path(
     -----
     ConvergenceWarning
         If some refits hit ``max_iter`` (typical at ``alpha=0`` once the
-        selected features separate the classes: the loss has no minimiser).
+        selected features separate the classes: the loss has no minimiser),
+        or stopped in a failed line search with the gradient above the
+        tolerance (badly scaled features).
 
     References
     ----------
