@@ -1,7 +1,11 @@
 """Loaders: shapes and class counts from MANIFEST.md, checksums, errors, no network."""
 
 import gzip
+import io
+import re
 import shutil
+import sys
+import tarfile
 
 import numpy as np
 import pytest
@@ -26,7 +30,8 @@ def test_pendigits_bundled():
 
 
 @pytest.mark.parametrize("loader", [datasets.load_pendigits, datasets.load_mnist,
-                                    datasets.load_satimage, datasets.load_letter])
+                                    datasets.load_satimage, datasets.load_letter,
+                                    datasets.load_chars74k])
 def test_bad_subset(loader):
     with pytest.raises(ValueError, match="subset must be one of"):
         loader(subset="validation")
@@ -169,3 +174,167 @@ def test_bad_idx_content_is_a_clear_error(tmp_path):
         _loaders._read_idx(path, 2049)
     with pytest.raises(ValueError, match="magic number"):
         _loaders._read_idx(path, 2051)
+
+
+CHARS74K = "chars74k/chars74k-EnglishFnt-28x28-34class.tar.gz"
+
+
+def _png_bytes(array, mode=None):
+    from PIL import Image
+
+    image = Image.fromarray(array)
+    out = io.BytesIO()
+    (image.convert(mode) if mode else image).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _write_tar(path, members):
+    """A tar.gz with the Chars74K layout: ``members`` is [(name, bytes)]."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture
+def chars74k_home():
+    pytest.importorskip("PIL")
+    return require_data(CHARS74K)
+
+
+def test_chars74k(chars74k_home):
+    bunch = datasets.load_chars74k()
+    assert bunch.data.shape == (34544, 784) and bunch.data.dtype == np.uint8
+    assert bunch.images.shape == (34544, 28, 28) and bunch.images.base is bunch.data
+    assert bunch.target.dtype == np.int64 and bunch.subset == "all"
+    np.testing.assert_array_equal(np.bincount(bunch.target), [1016] * 34)
+    assert bunch.target.tolist() == sorted(bunch.target.tolist())  # sorted by file name
+    assert "".join(bunch.target_names) == "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+    assert bunch.target_names.dtype.kind == "U" and bunch.DESCR
+    assert bunch.data.min() == 0 and bunch.data.max() == 255
+    # each call returns fresh, writable arrays (the cache is not exposed)
+    bunch.data[:] = 0
+    X, y = datasets.load_chars74k(return_X_y=True)
+    assert X.flags.writeable and X.max() == 255 and y.shape == (34544,)
+
+
+def test_chars74k_split(chars74k_home):
+    X, y = datasets.load_chars74k(return_X_y=True)
+    train = datasets.load_chars74k(subset="train")
+    test = datasets.load_chars74k(subset="test")
+    assert train.data.shape == (25908, 784) and test.data.shape == (8636, 784)
+    # stratified: 762 + 254 of each class
+    np.testing.assert_array_equal(np.bincount(train.target), [762] * 34)
+    np.testing.assert_array_equal(np.bincount(test.target), [254] * 34)
+
+    # disjoint and covering: match rows of train and test back to "all" by a
+    # key that is unique per sample (pixels are not: some fonts coincide)
+    def keys(Xp, yp):
+        return {(int(t), row.tobytes()) for t, row in zip(yp, Xp)}
+
+    def counts(Xp, yp):
+        from collections import Counter
+        return Counter(zip(yp.tolist(), map(bytes, Xp)))
+
+    assert counts(train.data, train.target) + counts(test.data, test.target) == counts(X, y)
+    assert keys(train.data, train.target) | keys(test.data, test.target) == keys(X, y)
+
+    # the same random_state gives the same split; another seed another one
+    X2, y2 = datasets.load_chars74k(subset="test", return_X_y=True)
+    np.testing.assert_array_equal(X2, test.data)
+    np.testing.assert_array_equal(y2, test.target)
+    X3, _ = datasets.load_chars74k(subset="test", random_state=1, return_X_y=True)
+    assert not np.array_equal(X3, test.data)
+    Xs, _ = datasets.load_chars74k(subset="test", test_size=0.5, return_X_y=True)
+    assert Xs.shape == (17272, 784)
+
+
+def test_chars74k_split_indices_are_disjoint(chars74k_home, monkeypatch):
+    """Exact disjointness by index: make every image unique, then match rows."""
+    X, y = _loaders._decode_chars74k(str((chars74k_home / CHARS74K).resolve()))
+    unique = np.array(X)
+    unique[:, :2] = np.stack([np.arange(len(y)) // 256, np.arange(len(y)) % 256], axis=1)
+    monkeypatch.setattr(_loaders, "_decode_chars74k", lambda path: (unique, y))
+    index = {row.tobytes(): i for i, row in enumerate(unique)}
+    train = [index[row.tobytes()] for row in
+             datasets.load_chars74k(subset="train", return_X_y=True)[0]]
+    test = [index[row.tobytes()] for row in
+            datasets.load_chars74k(subset="test", return_X_y=True)[0]]
+    assert not set(train) & set(test)
+    assert sorted(train + test) == list(range(34544))
+    assert train == sorted(train) and test == sorted(test)
+
+
+def test_chars74k_errors(tmp_path):
+    with pytest.raises(ValueError, match="subset must be one of"):
+        datasets.load_chars74k(subset="validation")
+    for bad in [0, 1, 0.0, 1.0, -0.1, 1.5, True, "0.25", None, float("nan")]:
+        with pytest.raises(ValueError, match="test_size must be"):
+            datasets.load_chars74k(subset="train", test_size=bad, data_home=tmp_path)
+    with pytest.raises(FileNotFoundError) as info:
+        datasets.load_chars74k(data_home=tmp_path)
+    msg = str(info.value)
+    assert CHARS74K in msg and str(tmp_path) in msg and "MCSPARSE_DATA" in msg
+    assert _loaders.CHARS74K_FILE.sha256 in msg
+
+
+def test_chars74k_corrupted_copy_is_refused(tmp_path):
+    """A tar with the right layout but other content fails the checksum."""
+    pytest.importorskip("PIL")
+    good = _png_bytes(np.full((28, 28), 200, dtype=np.uint8))
+    _write_tar(tmp_path / CHARS74K,
+               [("English/Fnt/Sample001/img001-00001.png", good[:-10])])
+    with pytest.raises(ValueError, match="corrupted.*sha256.*expected b78cc19c"):
+        datasets.load_chars74k(data_home=tmp_path)
+
+
+def test_chars74k_truncated_real_file_is_refused(chars74k_home, tmp_path):
+    path = tmp_path / CHARS74K
+    path.parent.mkdir()
+    path.write_bytes((chars74k_home / CHARS74K).read_bytes()[:-100])
+    with pytest.raises(ValueError, match="corrupted.*sha256"):
+        datasets.load_chars74k(data_home=tmp_path)
+
+
+def test_chars74k_decoder_checks_every_image(tmp_path):
+    """Past the checksum, the decoder still refuses a wrong image or member."""
+    pytest.importorskip("PIL")
+    decode = _loaders._decode_chars74k.__wrapped__
+    ok = np.arange(28 * 28, dtype=np.uint8).reshape(28, 28)
+    name = "English/Fnt/Sample036/img036-00001.png"
+    # members out of order in the archive come back sorted by name
+    path = _write_tar(tmp_path / "ok.tar.gz", [
+        (name, _png_bytes(ok)),
+        ("English/Fnt/Sample001/img001-00002.png", _png_bytes(255 - ok)),
+        ("English/Fnt/Sample001/img001-00001.png", _png_bytes(ok)),
+    ])
+    X, y = decode(str(path))
+    assert X.dtype == np.uint8 and X.shape == (3, 784)
+    np.testing.assert_array_equal(y, [0, 0, 33])
+    np.testing.assert_array_equal(X[1], (255 - ok).ravel())
+    bad = [
+        (_png_bytes(ok[:27]), "size 28x27"),
+        (_png_bytes(ok, "RGB"), "mode 'RGB'"),
+        (_png_bytes(ok.astype(np.uint16) * 200), "mode 'I;16'"),
+        (_png_bytes(ok, "1"), "mode '1'"),
+        (_png_bytes(ok)[:-30], "not a valid image"),  # truncated
+        (b"not a png", "not a valid image"),
+    ]
+    for data, what in bad:
+        path = _write_tar(tmp_path / "bad.tar.gz", [(name, data)])
+        with pytest.raises(ValueError, match=f"{name}.*{re.escape(what)}"):
+            decode(str(path))
+    for member in ["English/Fnt/Sample019/img019-00001.png",
+                   "English/Hnd/Sample001/img001-00001.png", "README"]:
+        path = _write_tar(tmp_path / "bad.tar.gz", [(member, _png_bytes(ok))])
+        with pytest.raises(ValueError, match="unexpected member"):
+            decode(str(path))
+
+
+def test_chars74k_without_pillow(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(ImportError, match="pip install pillow"):
+        _loaders._decode_chars74k.__wrapped__(str(tmp_path / "x.tar.gz"))

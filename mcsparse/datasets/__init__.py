@@ -6,6 +6,7 @@ environment variable, else ``~/mcsparse_data``.
 
 from ._base import get_data_home
 from ._loaders import (
+    load_chars74k,
     load_letter,
     load_libsvm,
     load_mnist,
@@ -15,6 +16,7 @@ from ._loaders import (
 
 __all__ = [
     "get_data_home",
+    "load_chars74k",
     "load_letter",
     "load_libsvm",
     "load_mnist",

@@ -4,9 +4,12 @@ Checksums are those of ``shared/datasets/MANIFEST.md`` (the published ones for
 MNIST). Every loader verifies them before parsing.
 """
 
+import functools
 import gzip
 import hashlib
 import io
+import numbers
+import tarfile
 from importlib import resources
 
 import numpy as np
@@ -53,6 +56,21 @@ SATIMAGE_FILES = {
 LETTER_FILE = DataFile("letter/letter-recognition.data",
                        "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2",
                        f"{UCI}/59 (Letter Recognition)")
+
+CHARS74K_FILE = DataFile(
+    "chars74k/chars74k-EnglishFnt-28x28-34class.tar.gz",
+    "b78cc19c06cb28f7e7b0af88ab812b96b9f3ab8a4010b7725308b32dd190c640",
+    "the mcsparse shared datasets folder (MANIFEST.md, section 6): the Chars74K "
+    "EnglishFnt images downscaled to 28x28, as in GitHub dnth/car_plate_localization "
+    "(English/Fnt), packed in a deterministic tar.gz",
+)
+# Sample001-010 are the digits, Sample011-036 the capitals; I and O were removed.
+CHARS74K_TARGET_NAMES = np.array(list("0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"))
+_CHARS74K_CLASS_OF_DIR = {
+    f"Sample{number:03d}": k
+    for k, number in enumerate(n for n in range(1, 37) if n not in (19, 25))
+}
+_CHARS74K_N_SAMPLES = 34544
 
 # name -> (n_features, {subset: DataFile})
 LIBSVM_FILES = {
@@ -366,6 +384,156 @@ def load_letter(*, subset="train", data_home=None, return_X_y=False):
                   DESCR="UCI Letter Recognition: 16 statistics of character images.")
 
 
+@functools.lru_cache(maxsize=2)
+def _decode_chars74k(path):
+    """Decode the (checksum-verified) Chars74K tar: read-only ``(X, y)``.
+
+    Members are read in archive order and the result is sorted by member
+    name. Cached per resolved path, since decoding takes a few seconds;
+    callers must copy before handing the arrays out.
+    """
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise ImportError(
+            "load_chars74k needs Pillow to decode the PNG images: pip install pillow"
+        ) from exc
+    entries = []
+    with tarfile.open(path, "r|gz") as archive:
+        for member in archive:
+            if member.isdir():
+                continue
+            parts = member.name.split("/")
+            if (not member.isfile() or len(parts) != 4 or parts[:2] != ["English", "Fnt"]
+                    or parts[2] not in _CHARS74K_CLASS_OF_DIR
+                    or not parts[3].endswith(".png")):
+                raise ValueError(f"{path}: unexpected member {member.name!r}; expected "
+                                 "English/Fnt/SampleNNN/*.png files")
+            raw = archive.extractfile(member).read()
+            pixels = None
+            try:
+                with Image.open(io.BytesIO(raw)) as image:
+                    fmt, mode, size = image.format, image.mode, image.size
+                    if fmt == "PNG" and mode == "L" and size == (28, 28):
+                        pixels = np.asarray(image)
+            except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+                raise ValueError(f"{path}: member {member.name!r} is not a valid "
+                                 f"image ({exc})") from exc
+            if pixels is None or pixels.dtype != np.uint8 or pixels.shape != (28, 28):
+                raise ValueError(f"{path}: member {member.name!r} is a {fmt} image of "
+                                 f"mode {mode!r} and size {size[0]}x{size[1]}; expected a 28x28 "
+                                 "PNG of mode 'L' (8-bit grey)")
+            entries.append((member.name, _CHARS74K_CLASS_OF_DIR[parts[2]], pixels))
+    entries.sort(key=lambda entry: entry[0])
+    X = np.empty((len(entries), 28 * 28), dtype=np.uint8)
+    for row, (_, _, pixels) in zip(X, entries):
+        row[:] = pixels.ravel()
+    y = np.array([label for _, label, _ in entries], dtype=np.int64)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
+def load_chars74k(*, subset="all", test_size=0.25, random_state=0, data_home=None,
+                  return_X_y=False):
+    """Load the Chars74K EnglishFnt font characters (28x28, 34 classes).
+
+    =================  ===================================
+    Classes            34 (0-9, A-Z without I and O)
+    Samples (all)      34544 (1016 per class)
+    Samples (train)    25908 (with ``test_size=0.25``)
+    Samples (test)      8636 (with ``test_size=0.25``)
+    Features           784 pixels, uint8 0..255
+    =================  ===================================
+
+    Characters rendered from computer fonts, downscaled to 28x28 grey-level
+    images (dark glyph on a light background), read from
+    ``data_home/chars74k/chars74k-EnglishFnt-28x28-34class.tar.gz``
+    (``data_home`` defaults to ``$MCSPARSE_DATA``, then ``~/mcsparse_data``)
+    after checking its sha256. The file is not downloaded. The class is the
+    ``SampleNNN`` folder; samples are in the order of their file names.
+
+    No train/test split is published, so "train" and "test" are a fixed
+    stratified split made by :func:`sklearn.model_selection.train_test_split`
+    with ``test_size`` and ``random_state``. Some fonts render identical
+    images, so some images occur more than once within a class (and can fall
+    on both sides of the split).
+
+    Pillow is needed to decode the PNG images. The decoded arrays are cached
+    in memory per file, so repeated calls in one process are fast; each call
+    returns new arrays.
+
+    Parameters
+    ----------
+    subset : {"train", "test", "all"}, default="all"
+        Which part to load.
+    test_size : float, default=0.25
+        Fraction of each class in "test", in (0, 1). Ignored for "all".
+    random_state : int, RandomState instance or None, default=0
+        Seed of the split; an int gives the same split on every call. Ignored
+        for "all".
+    data_home : str or path-like, default=None
+        Folder holding ``chars74k/``; see :func:`get_data_home`.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : Bunch
+        ``data`` (n_samples, 784) uint8 (divide by 255 for [0, 1]), ``images``
+        (n_samples, 28, 28) uint8 (a view of ``data``), ``target``
+        (n_samples,) int64 class index in 0..33, ``target_names`` (34,) str
+        (the character of each class), ``subset``, ``DESCR``. Or
+        ``(data, target)`` when ``return_X_y``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file is missing (its path and ``MCSPARSE_DATA`` are named).
+    ImportError
+        If Pillow is not installed.
+    ValueError
+        If ``subset`` or ``test_size`` is invalid, the file fails its
+        checksum, or a member is not a 28x28 8-bit grey PNG.
+
+    References
+    ----------
+    T. E. de Campos, B. R. Babu, M. Varma, "Character recognition in natural
+    images", VISAPP 2009. Chars74K data set, University of Surrey (CVSSP);
+    research use, cite the paper.
+
+    Examples
+    --------
+    >>> from mcsparse.datasets import load_chars74k
+    >>> bunch = load_chars74k(subset="train")  # doctest: +SKIP
+    >>> bunch.data.shape, bunch.target_names[bunch.target[0]]  # doctest: +SKIP
+    ((25908, 784), '0')
+    """
+    _check_subset(subset, ["train", "test"])
+    if (isinstance(test_size, bool) or not isinstance(test_size, numbers.Real)
+            or not 0 < test_size < 1):
+        raise ValueError(f"test_size must be a float in (0, 1), got {test_size!r}")
+    path = fetch_file(CHARS74K_FILE, data_home, False)
+    X, y = _decode_chars74k(str(path.resolve()))
+    if X.shape[0] != _CHARS74K_N_SAMPLES:
+        raise ValueError(f"{path}: {X.shape[0]} images, expected {_CHARS74K_N_SAMPLES}")
+    if subset == "all":
+        X, y = X.copy(), y.copy()
+    else:
+        from sklearn.model_selection import train_test_split
+
+        train, test = train_test_split(np.arange(len(y)), test_size=test_size,
+                                       stratify=y, random_state=random_state)
+        idx = np.sort(train if subset == "train" else test)
+        X, y = X[idx], y[idx]
+    if return_X_y:
+        return X, y
+    return Bunch(data=X, images=X.reshape(-1, 28, 28), target=y,
+                 target_names=CHARS74K_TARGET_NAMES.copy(), subset=subset,
+                 DESCR="Chars74K EnglishFnt: computer-font characters 0-9 and A-Z "
+                       "(without I and O), 28x28 grey-level images, 1016 per class.")
+
+
 def load_libsvm(name, *, subset="train", data_home=None, return_X_y=False):
     """Load a multiclass LIBSVM data set (svm-scale'd, dense output).
 
@@ -427,4 +595,4 @@ def load_libsvm(name, *, subset="train", data_home=None, return_X_y=False):
 
 
 __all__ = ["load_pendigits", "load_mnist", "load_satimage", "load_letter",
-           "load_libsvm"]
+           "load_chars74k", "load_libsvm"]
