@@ -47,6 +47,33 @@ def test_cython_matches_numpy_twin(dtype, shape, weighted, scale):
     np.testing.assert_allclose(loss, expected, rtol=rtol, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("margin", [0.0, 0.5, 2.0])
+def test_margin_matches_twin_and_definition(dtype, margin):
+    scores, y, w = _problem(31, 4, dtype)
+    grad = np.empty_like(scores)
+    loss = loss_gradient_fast(scores, y, w, grad, margin)
+    loss_ref, grad_ref = loss_gradient_numpy(scores, y, w, margin=margin)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(loss, loss_ref, rtol=rtol)
+    np.testing.assert_allclose(grad, grad_ref, rtol=rtol, atol=10 * np.finfo(dtype).eps)
+    s = scores.astype(np.float64)
+    rows = np.arange(len(y))
+    z = s - s[rows, y][:, None] + margin
+    z[rows, y] = 0.0
+    np.testing.assert_allclose(loss, logsumexp(z, axis=1) @ w.astype(float), rtol=rtol)
+
+
+def test_zero_margin_two_classes_is_binary_logistic():
+    # log(1 + exp(-z d)) with d = s_1 - s_0 and z = +-1
+    scores, y, _ = _problem(50, 2, np.float64)
+    grad = np.empty_like(scores)
+    loss = loss_gradient_fast(scores, y, None, grad, 0.0)
+    z = 2.0 * y - 1.0
+    d = scores[:, 1] - scores[:, 0]
+    np.testing.assert_allclose(loss, np.logaddexp(0.0, -z * d).sum(), rtol=1e-12)
+
+
 def test_precise_when_loss_is_tiny():
     # Large correct margins: loss ~ exp(-margin), where log(sum) would round to 0.
     scores = np.array([[40.0, 0.0, 0.0]])

@@ -123,7 +123,7 @@ def multiclass_logistic_loss(scores, y, sample_weight=None):
     return loss_sum / total, grad
 
 
-def loss_gradient_numpy(scores, y, sample_weight=None):
+def loss_gradient_numpy(scores, y, sample_weight=None, margin=1.0):
     """Plain-NumPy twin of the Cython module ``loss_gradient`` (for tests and benchmarks).
 
     Same contract: returns ``(sum_i w_i l_i, w_i (p_i - e_{y_i}))`` without
@@ -133,7 +133,7 @@ def loss_gradient_numpy(scores, y, sample_weight=None):
     scores = np.asarray(scores)
     n, k = scores.shape
     rows = np.arange(n)
-    z = scores.astype(np.float64) - scores[rows, y][:, None].astype(np.float64) + 1.0
+    z = scores.astype(np.float64) - scores[rows, y][:, None].astype(np.float64) + margin
     z[rows, y] = 0.0
     a = np.argmax(z, axis=1)
     m = z[rows, a]

@@ -1,7 +1,7 @@
 # Multiclass logistic loss with the 0/1 margin (ShareBoost, eq. 3 of [SWS2011]).
 #
 # For a score row s (n_classes,) and label y:
-#     z_j  = s_j - s_y + 1[j != y]
+#     z_j  = s_j - s_y + margin * 1[j != y]    (margin = 1 in eq. 3)
 #     loss = log sum_j exp(z_j)
 #     dloss/ds_j = p_j - 1[j == y],   p = softmax(z)
 # Computed stably as m + log1p(sum_{j != a} exp(z_j - m)) with m = z_a = max z.
@@ -16,6 +16,7 @@ cdef float64_t _row_loss_grad(
     const floating[::1] s,
     intp_t y,
     float64_t w,
+    float64_t margin,
     floating[::1] g,
 ) noexcept nogil:
     """Loss of one row times ``w``; writes ``w * (p - e_y)`` into ``g``."""
@@ -25,9 +26,9 @@ cdef float64_t _row_loss_grad(
     cdef float64_t m, z, e, rest = 0.0, inv
 
     # m = max_j z_j, a = its index (first one on ties)
-    m = s[0] - sy + (1.0 if y != 0 else 0.0)
+    m = s[0] - sy + (margin if y != 0 else 0.0)
     for j in range(1, k):
-        z = s[j] - sy + (1.0 if j != y else 0.0)
+        z = s[j] - sy + (margin if j != y else 0.0)
         if z > m:
             m = z
             a = j
@@ -35,7 +36,7 @@ cdef float64_t _row_loss_grad(
     for j in range(k):
         if j == a:
             continue
-        e = exp(s[j] - sy + (1.0 if j != y else 0.0) - m)
+        e = exp(s[j] - sy + (margin if j != y else 0.0) - m)
         rest += e
         g[j] = <floating> e
     inv = w / (1.0 + rest)
@@ -53,6 +54,7 @@ cdef float64_t _loss_grad(
     const intp_t[::1] y,
     const floating[::1] sample_weight,
     bint weighted,
+    float64_t margin,
     floating[:, ::1] grad,
 ) noexcept nogil:
     cdef intp_t i
@@ -61,7 +63,7 @@ cdef float64_t _loss_grad(
     for i in range(scores.shape[0]):
         if weighted:
             w = sample_weight[i]
-        total += _row_loss_grad(scores[i], y[i], w, grad[i])
+        total += _row_loss_grad(scores[i], y[i], w, margin, grad[i])
     return total
 
 
@@ -70,6 +72,7 @@ def loss_gradient(
     const intp_t[::1] y not None,
     const floating[::1] sample_weight,
     floating[:, ::1] grad not None,
+    float64_t margin=1.0,
 ):
     """Weighted sum of the margin logistic loss and its gradient, in place.
 
@@ -82,6 +85,10 @@ def loss_gradient(
     y : ndarray of shape (n_samples,), intp, values in ``[0, n_classes)``
     sample_weight : ndarray of shape (n_samples,) of the dtype of ``scores``, or None
     grad : ndarray like ``scores``, overwritten with ``w_i * (p_i - e_{y_i})``
+    margin : float, default=1.0
+        The margin added to every wrong class's score: 1 is eq. (3); 0 is
+        the plain soft-max (cross-entropy) loss, for two classes the binary
+        logistic loss of the score difference.
 
     Returns
     -------
@@ -101,5 +108,5 @@ def loss_gradient(
         if y[i] < 0 or y[i] >= k:
             raise ValueError(f"label y[{i}]={y[i]} is outside [0, {k})")
     with nogil:
-        total = _loss_grad(scores, y, sample_weight, weighted, grad)
+        total = _loss_grad(scores, y, sample_weight, weighted, margin, grad)
     return total
