@@ -15,6 +15,7 @@ DEBUG = os.environ.get("MCSPARSE_CYTHON_DEBUG", "0") not in ("", "0")
 # One list of Cython modules: "package.module" -> sources are "package/module.pyx".
 CYTHON_MODULES = [
     "mcsparse.loss._multiclass_logistic_fast",
+    "mcsparse.features._stumps_fast",
 ]
 
 directives = {

@@ -31,3 +31,13 @@ def mnist_home():
         "mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz",
         "mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz",
     )
+
+
+@pytest.fixture(scope="session")
+def pendigits_small():
+    """1000 training and 1000 test samples of the bundled pendigits, scaled to [0, 1]."""
+    from mcsparse.datasets import load_pendigits
+
+    X, y = load_pendigits(subset="train", return_X_y=True)
+    X_test, y_test = load_pendigits(subset="test", return_X_y=True)
+    return X[:1000] / 100, y[:1000], X_test[:1000] / 100, y_test[:1000]

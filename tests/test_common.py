@@ -2,17 +2,22 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mcsparse import ShareBoostClassifier
+from mcsparse import OneVsRestGreedyClassifier, ShareBoostClassifier
 from mcsparse.features import PairwiseProducts
 
 # The checks' data sets have 2 to 5 features: select all of them (the default
 # selects half, which cannot reach the 0.83 training accuracy that
 # check_classifiers_train asks on 2-D blobs). The second ShareBoost instance
 # is penalised and tightly converged, so that the weighted and the repeated
-# data have one common minimiser for the sample-weight checks.
+# data have one common minimiser for the sample-weight checks. The stump
+# instance selects a fifth of the stumps (all thresholds of all features).
 ESTIMATORS = [
     ShareBoostClassifier(n_features_to_select=1.0),
     ShareBoostClassifier(n_features_to_select=1.0, alpha=1e-3, tol=1e-12, max_iter=10000),
+    ShareBoostClassifier(n_features_to_select=0.2, features="stumps", alpha=1e-3,
+                         tol=1e-12, max_iter=10000),
+    OneVsRestGreedyClassifier(n_features_to_select=1.0, alpha=1e-3, tol=1e-12,
+                              max_iter=10000),
     PairwiseProducts(),
 ]
 

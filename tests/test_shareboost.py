@@ -214,7 +214,7 @@ X_OK, Y_OK = _noisy_problem(n=30, d=4, k=3)
         (X_OK, Y_OK[:-1], {}, ValueError, "inconsistent numbers of samples"),
         (X_OK, np.zeros(30), {}, ValueError, "at least 2 classes"),
         (X_OK, Y_OK, {"n_features_to_select": 0}, ValueError, r"n_features_to_select must be in \[1"),
-        (X_OK, Y_OK, {"n_features_to_select": 5}, ValueError, "n_features=4"),
+        (X_OK, Y_OK, {"n_features_to_select": 5}, ValueError, "number of candidates=4"),
         (X_OK, Y_OK, {"n_features_to_select": 1.5}, ValueError, r"must be in \(0, 1\]"),
         (X_OK, Y_OK, {"n_features_to_select": "all"}, TypeError, "n_features_to_select must be"),
         (X_OK, Y_OK, {"alpha": -1.0}, ValueError, "alpha"),

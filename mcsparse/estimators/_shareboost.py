@@ -3,18 +3,108 @@
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_scalar
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..features import RawFeatures
+from ..features._base import resolve_features
 from ..solvers import shareboost_path
 from ..utils.validation import check_bool, check_sample_weight
 
 
-class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
+class _BaseGreedy(ClassifierMixin, BaseEstimator):
+    """Parameter checks and data handling shared by the greedy classifiers."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _resolve_n_features_to_select(self, n_features, n_candidates):
+        n = self.n_features_to_select
+        if n_candidates < 1:
+            raise ValueError(
+                f"{type(self.features_).__name__} has no candidate features on "
+                "this training data (e.g. every feature is constant)"
+            )
+        if n is None:
+            return min(n_candidates, max(1, n_features // 2))
+        if isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)):
+            if not 1 <= n <= n_candidates:
+                raise ValueError(
+                    "n_features_to_select must be in [1, number of candidates="
+                    f"{n_candidates}], got {n}"
+                )
+            return int(n)
+        if isinstance(n, numbers.Real) and not isinstance(n, (bool, np.bool_)):
+            if not 0 < n <= 1:
+                raise ValueError(
+                    "n_features_to_select as a float is a fraction of the "
+                    f"candidates and must be in (0, 1], got {n}"
+                )
+            return max(1, int(n * n_candidates))
+        raise TypeError(
+            "n_features_to_select must be None, an int or a float, "
+            f"got {type(n).__name__}"
+        )
+
+    def _check_params(self):
+        check_scalar(self.alpha, "alpha", numbers.Real, min_val=0.0)
+        if not np.isfinite(self.alpha):
+            raise ValueError(f"alpha must be finite, got {self.alpha}")
+        check_bool(self.fit_intercept, "fit_intercept")
+        check_scalar(self.tol, "tol", numbers.Real, min_val=0.0,
+                     include_boundaries="neither")
+        if not np.isfinite(self.tol):
+            raise ValueError(f"tol must be finite, got {self.tol}")
+        check_scalar(self.max_iter, "max_iter", numbers.Integral, min_val=1)
+        check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
+        callback = getattr(self, "callback", None)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable or None, got {callback!r}")
+
+    def _fit_candidates(self, X, y, sample_weight):
+        """Validate the training data, set ``classes_`` and fit ``features_``.
+
+        Returns ``(X, y_idx, sample_weight)`` ready for the solver: samples of
+        weight zero are dropped (they change nothing but the candidates they
+        would define, such as stump thresholds).
+        """
+        self._check_params()
+        X, y = validate_data(
+            self, X, y, accept_sparse=("csr", "csc"),
+            dtype=(np.float64, np.float32), y_numeric=False,
+        )
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in y; "
+                f"got only one class: {classes[0]!r}"
+            )
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        if sample_weight is not None and not np.all(sample_weight > 0):
+            keep = sample_weight > 0
+            X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
+        self.classes_ = classes
+        self.features_ = resolve_features(self.features).fit(X)
+        return X, np.ascontiguousarray(y_idx, dtype=np.intp), sample_weight
+
+    def _candidate_columns(self, X, ids):
+        """Validate new data and compute the candidates ``ids`` on it (float64)."""
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
+            reset=False,
+        )
+        return self.features_.transform_candidates(X, ids)
+
+
+
+class ShareBoostClassifier(_BaseGreedy):
     r"""ShareBoost: sparse multiclass linear classifier with shared features.
 
     Learns ``W`` of shape ``(n_classes, n_features)`` with few non-zero
@@ -29,9 +119,17 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
     ----------
     n_features_to_select : int or float, default=None
         Number of rounds, i.e. of selected features. An int in
-        ``[1, n_features]``; a float in ``(0, 1]`` is a fraction of
-        ``n_features``; None selects half of the features, as scikit-learn's
-        ``RFE`` does.
+        ``[1, n_candidates]``; a float in ``(0, 1]`` is a fraction of the
+        number of candidates; None selects half of ``n_features_in_`` (as
+        scikit-learn's ``RFE`` does), at most the number of candidates.
+    features : {"raw", "stumps"} or CandidateFeatures, default="raw"
+        The candidate features ShareBoost selects from: "raw" the columns of
+        ``X`` (:class:`~mcsparse.features.RawFeatures`); "stumps" all
+        decision stumps ``1[x_f <= theta]`` (§4.1,
+        :class:`~mcsparse.features.DecisionStumps`); or any object following
+        the :class:`~mcsparse.features.CandidateFeatures` protocol. It is
+        cloned and fitted on the training data; only the selected
+        candidates are computed on new data.
     alpha : float, default=0.0
         Frobenius penalty ``alpha * ||W||_F^2`` (§3.3). On data that becomes
         separable along the path the bare loss (``alpha=0``) has no minimiser
@@ -61,17 +159,25 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    features_ : CandidateFeatures
+        The fitted candidate family, holding only what the selected
+        candidates need.
     coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
         The final ``W``, zero outside the selected columns. For two classes,
         scikit-learn's convention: one row ``W[1] - W[0]`` so that
         :meth:`decision_function` is 1-D; the predictions are the same.
+        With other candidate families than "raw", ``n_features`` here is
+        ``n_iter_``: the columns are the selected candidates in selection
+        order.
     intercept_ : ndarray of shape (n_classes,) or (1,)
         The intercept (zeros with ``fit_intercept=False``); ``b[1] - b[0]``
         for two classes.
     selected_features_ : ndarray of shape (n_rounds,), dtype intp
-        Selected columns in selection order.
-    support_ : ndarray of shape (n_features,), dtype bool
-        Mask of the selected columns.
+        Selected candidates in selection order: column indices for "raw",
+        candidate ids of ``features_`` otherwise.
+    support_ : ndarray of shape (n_features_in_,), dtype bool
+        Mask of the input columns the model reads (the selected columns for
+        "raw"; for stumps the features with a selected stump).
     n_iter_ : int
         Number of rounds run, ``n_rounds`` in the shapes above
         (``n_features_to_select`` unless ``callback`` stopped the fit).
@@ -102,8 +208,9 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
     with sample weights :math:`s_i` (all one by default). The selection rule
     is step 4 of the algorithm (NOTES.md): :math:`r = \arg\max_j \|\nabla_W
-    L[:, j]\|_1` over unselected columns, computed for all columns with one
-    BLAS product :math:`X^\top R`. Ties go to the lowest column index.
+    L[:, j]\|_1` over unselected candidates, computed by the candidate family:
+    for raw columns one BLAS product :math:`X^\top R`, for stumps prefix sums
+    over each feature's sorted samples (§4.1). Ties go to the lowest id.
 
     Inputs may be float32 (kept as such for the selection product) or
     float64, dense or sparse CSR/CSC; the refits run in float64 on the
@@ -131,6 +238,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
         self,
         *,
         n_features_to_select=None,
+        features="raw",
         alpha=0.0,
         fit_intercept=True,
         tol=1e-4,
@@ -139,54 +247,13 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
         callback=None,
     ):
         self.n_features_to_select = n_features_to_select
+        self.features = features
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
         self.verbose = verbose
         self.callback = callback
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def _resolve_n_features_to_select(self, n_features):
-        n = self.n_features_to_select
-        if n is None:
-            return max(1, n_features // 2)
-        if isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)):
-            if not 1 <= n <= n_features:
-                raise ValueError(
-                    f"n_features_to_select must be in [1, n_features={n_features}], "
-                    f"got {n}"
-                )
-            return int(n)
-        if isinstance(n, numbers.Real) and not isinstance(n, (bool, np.bool_)):
-            if not 0 < n <= 1:
-                raise ValueError(
-                    "n_features_to_select as a float is a fraction of the features "
-                    f"and must be in (0, 1], got {n}"
-                )
-            return max(1, int(n * n_features))
-        raise TypeError(
-            "n_features_to_select must be None, an int or a float, "
-            f"got {type(n).__name__}"
-        )
-
-    def _check_params(self):
-        check_scalar(self.alpha, "alpha", numbers.Real, min_val=0.0)
-        if not np.isfinite(self.alpha):
-            raise ValueError(f"alpha must be finite, got {self.alpha}")
-        check_bool(self.fit_intercept, "fit_intercept")
-        check_scalar(self.tol, "tol", numbers.Real, min_val=0.0,
-                     include_boundaries="neither")
-        if not np.isfinite(self.tol):
-            raise ValueError(f"tol must be finite, got {self.tol}")
-        check_scalar(self.max_iter, "max_iter", numbers.Integral, min_val=1)
-        check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
-        if self.callback is not None and not callable(self.callback):
-            raise TypeError(f"callback must be callable or None, got {self.callback!r}")
 
     def fit(self, X, y, sample_weight=None):
         """Run ShareBoost for ``n_features_to_select`` rounds.
@@ -199,7 +266,9 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels of any type, at least two distinct classes.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; the loss is their weighted mean.
+            Non-negative weights; the loss is their weighted mean. Samples
+            of weight zero are dropped (they would still define candidates,
+            such as stump thresholds).
 
         Returns
         -------
@@ -213,28 +282,17 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
             different from ``y``; if ``y`` has a single class; if
             ``n_features_to_select`` or another parameter is out of range.
         """
-        self._check_params()
-        X, y = validate_data(
-            self, X, y, accept_sparse=("csr", "csc"),
-            dtype=(np.float64, np.float32), y_numeric=False,
-        )
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                "ShareBoostClassifier needs samples of at least 2 classes in y; "
-                f"got only one class: {classes[0]!r}"
-            )
-        n_rounds = self._resolve_n_features_to_select(X.shape[1])
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        if sp.issparse(X):
-            X = X.tocsc()
+        X, y_idx, sample_weight = self._fit_candidates(X, y, sample_weight)
+        classes = self.classes_
+        n_rounds = self._resolve_n_features_to_select(
+            X.shape[1], self.features_.n_candidates_)
 
         path = shareboost_path(
             X,
-            np.ascontiguousarray(y_idx, dtype=np.intp),
+            y_idx,
             n_classes=classes.shape[0],
             n_rounds=n_rounds,
+            features=self.features_,
             alpha=float(self.alpha),
             fit_intercept=bool(self.fit_intercept),
             sample_weight=sample_weight,
@@ -243,19 +301,19 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
             callback=self.callback,
             verbose=int(self.verbose),
         )
-        self.classes_ = classes
+        self.features_.end_scan(path.selected_features)
         self.selected_features_ = path.selected_features
         self.n_iter_ = len(path.selected_features)
         self.train_loss_ = path.train_loss
         self.refit_n_iter_ = path.refit_n_iter
         self._coef_path = path.coefs
         self._intercept_path = path.intercepts
-        support = np.zeros(X.shape[1], dtype=bool)
-        support[self.selected_features_] = True
-        self.support_ = support
-
-        W = np.zeros((classes.shape[0], X.shape[1]))
-        W[:, self.selected_features_] = path.coefs[-1]
+        self.support_ = self.features_.support_
+        if isinstance(self.features_, RawFeatures):
+            W = np.zeros((classes.shape[0], X.shape[1]))
+            W[:, self.selected_features_] = path.coefs[-1]
+        else:
+            W = path.coefs[-1].copy()
         b = path.intercepts[-1]
         if classes.shape[0] == 2:
             self.coef_ = (W[1] - W[0])[None, :]
@@ -267,15 +325,7 @@ class ShareBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _selected_columns(self, X):
         """Validate new data and return only the selected columns, dense float64."""
-        check_is_fitted(self)
-        X = validate_data(
-            self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
-            reset=False,
-        )
-        X_sel = X[:, self.selected_features_]
-        if sp.issparse(X_sel):
-            X_sel = X_sel.toarray()
-        return np.asarray(X_sel, dtype=np.float64)
+        return self._candidate_columns(X, self.selected_features_)
 
     def _staged_scores(self, X):
         X_sel = self._selected_columns(X)

@@ -1,5 +1,12 @@
-"""Feature generators as scikit-learn transformers."""
+"""Feature generators: transformers and ShareBoost candidate families.
 
+A candidate family (:class:`CandidateFeatures`) lets ShareBoost select from
+more features than fit in memory: it scores its candidates against the
+residuals each round and computes only the selected ones.
+"""
+
+from ._base import CandidateFeatures, RawFeatures
 from ._pairwise import PairwiseProducts
+from ._stumps import DecisionStumps
 
-__all__ = ["PairwiseProducts"]
+__all__ = ["CandidateFeatures", "DecisionStumps", "PairwiseProducts", "RawFeatures"]

@@ -12,11 +12,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from ..features._base import RawFeatures
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
 
 
@@ -29,7 +29,7 @@ class ShareBoostRound:
     round : int
         Round number, starting at 1 (= number of selected features).
     feature : int
-        Column of ``X`` selected in this round.
+        Candidate selected in this round (a column of ``X`` for raw features).
     selected_features : ndarray of shape (round,)
         All selected columns, in selection order.
     coef : ndarray of shape (n_classes, round)
@@ -97,8 +97,10 @@ class _Objective:
     the selected-feature buffer. Parameters are packed as ``[W.ravel(), b]``.
     """
 
-    def __init__(self, X_sel, y, sample_weight, n_classes, alpha, fit_intercept):
+    def __init__(self, X_sel, y, sample_weight, n_classes, alpha, fit_intercept,
+                 margin=1.0):
         self.X_sel = X_sel
+        self.margin = margin
         self.y = y
         self.sample_weight = sample_weight
         self.k = n_classes
@@ -120,7 +122,8 @@ class _Objective:
         np.matmul(Xt, W.T, out=self.scores)
         self.scores += b
         # residual = w_i (p_i - e_{y_i}), the unnormalised gradient w.r.t. the scores
-        loss = _loss_gradient(self.scores, self.y, self.sample_weight, self.residual)
+        loss = _loss_gradient(self.scores, self.y, self.sample_weight, self.residual,
+                              self.margin)
         loss /= self.total
         grad_W = (self.residual.T @ Xt) / self.total
         if self.alpha > 0:
@@ -137,36 +140,16 @@ def _read_only(array):
     return array
 
 
-def _column(X, j):
-    """Column ``j`` of a dense array or CSC matrix as a dense float64 vector."""
-    if sp.issparse(X):
-        return X[:, [j]].toarray().ravel()
-    return X[:, j]
-
-
-def _selection_scores(X, residual, total):
-    """``||G[:, j]||_1`` for every column j, with ``G = residual^T X / total``.
-
-    One BLAS product ``X^T R`` over all columns. For float32 ``X`` the float64
-    residuals are cast once and float32 denormals flushed to zero (they make
-    BLAS several times slower late in the path).
-    """
-    R = residual
-    if X.dtype == np.float32:
-        R = residual.astype(np.float32)
-        R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
-    G = X.T @ R  # (n_features, n_classes)
-    return np.abs(G).sum(axis=1, dtype=np.float64) / total
-
-
 def shareboost_path(
     X,
     y,
     *,
     n_classes,
     n_rounds,
+    features=None,
     alpha=0.0,
     fit_intercept=True,
+    margin=1.0,
     sample_weight=None,
     tol=1e-4,
     max_iter=200,
@@ -184,17 +167,26 @@ def shareboost_path(
     Parameters
     ----------
     X : ndarray or CSC matrix of shape (n_samples, n_features)
-        Training data, float32 or float64; not checked for NaN.
+        Training data, float32 or float64; not checked for NaN. Only used to
+        fit the default ``features``.
     y : ndarray of shape (n_samples,), dtype intp
         Class indices in ``[0, n_classes)``.
     n_classes : int
         Number of classes ``k`` (rows of ``W``).
     n_rounds : int
-        Number of rounds, at most ``n_features``.
+        Number of rounds, at most the number of candidates.
+    features : CandidateFeatures, default=None
+        A candidate family already fitted on ``X``
+        (:class:`mcsparse.features.CandidateFeatures`); None uses the columns
+        of ``X`` (:class:`mcsparse.features.RawFeatures`). The path leaves
+        its scan running: call ``features.end_scan(selected)`` when done.
     alpha : float, default=0.0
         Frobenius penalty ``alpha * ||W||_F^2`` (§3.3).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept vector.
+    margin : float, default=1.0
+        Margin of the loss: 1 is eq. (3); 0 the plain soft-max loss (for two
+        classes, the binary logistic loss used by the one-vs-rest baseline).
     sample_weight : ndarray of shape (n_samples,), dtype float64, default=None
         Non-negative weights with a positive sum.
     tol : float, default=1e-4
@@ -229,10 +221,12 @@ def shareboost_path(
        Efficient multiclass learning with feature sharing", NIPS 2011.
     """
     start = time.perf_counter()
-    n_samples, n_features = X.shape
+    n_samples = X.shape[0]
     k = n_classes
+    if features is None:
+        features = RawFeatures().fit(X)
     X_sel = np.zeros((n_samples, n_rounds), order="F")
-    objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept)
+    objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept, margin)
     options = {
         "maxiter": max_iter,
         "ftol": 64 * np.finfo(float).eps,
@@ -277,15 +271,13 @@ def shareboost_path(
     # objective.residual now holds the residuals at the current W
 
     selected = []
-    available = np.ones(n_features, dtype=bool)
     coefs, intercepts, losses, sel_scores, n_iters = [], [], [], [], []
     for t in range(1, n_rounds + 1):
-        scores = _selection_scores(X, objective.residual, objective.total)
-        scores[~available] = -np.inf
-        j = int(np.argmax(scores))
+        j, score = features.best_candidate(objective.residual,
+                                           np.sort(np.array(selected, dtype=np.intp)))
+        score /= objective.total
         selected.append(j)
-        available[j] = False
-        X_sel[:, t - 1] = _column(X, j)
+        X_sel[:, t - 1] = features.training_columns([j])[:, 0]
 
         # warm start: previous W plus a zero column for the new feature
         W, b = objective.unpack(params, t - 1)
@@ -299,13 +291,13 @@ def shareboost_path(
         coefs.append(_read_only(W.copy()))
         intercepts.append(_read_only(b.copy()))
         losses.append(loss)
-        sel_scores.append(scores[j])
+        sel_scores.append(score)
         n_iters.append(nit)
         elapsed = time.perf_counter() - start
         if verbose > 0:
             print(
                 f"[ShareBoost] round {t}/{n_rounds}: feature {j}, "
-                f"score {scores[j]:.4g}, train loss {loss:.6g}, "
+                f"score {score:.4g}, train loss {loss:.6g}, "
                 f"L-BFGS iterations {nit}, {elapsed:.2f} s",
                 flush=True,
             )
@@ -317,7 +309,7 @@ def shareboost_path(
                 coef=coefs[-1],
                 intercept=intercepts[-1],
                 train_loss=loss,
-                selection_score=float(scores[j]),
+                selection_score=score,
                 refit_n_iter=nit,
                 elapsed=elapsed,
             )

@@ -1,0 +1,300 @@
+"""Decision stumps as a ShareBoost candidate family ([SWS2011], §4.1)."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import CandidateFeatures
+from ._stumps_fast import scan_stumps
+
+
+def sort_stumps(X):
+    """Sort every feature once and mark the threshold candidates.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32 or float64
+        Training data (dense).
+
+    Returns
+    -------
+    order : ndarray of shape (n_features, n_samples), int32, C order
+        Stable argsort of each column.
+    is_boundary : ndarray of shape (n_features, n_samples - 1), uint8, C order
+        1 where the sorted values increase from position ``p`` to ``p + 1``.
+    offsets : ndarray of shape (n_features + 1,), intp
+        Cumulative number of candidates: feature ``f`` owns the candidate ids
+        ``offsets[f] .. offsets[f + 1] - 1``, in increasing threshold order.
+    """
+    n_samples, n_features = X.shape
+    if n_samples >= np.iinfo(np.int32).max:
+        raise ValueError(f"too many samples for int32 sort indices: {n_samples}")
+    order = np.empty((n_features, n_samples), dtype=np.int32)
+    is_boundary = np.empty((n_features, max(n_samples - 1, 0)), dtype=np.uint8)
+    for f in range(n_features):  # one column at a time: no (n, d) int64 temporary
+        o = np.argsort(X[:, f], kind="stable")
+        v = X[o, f]
+        order[f] = o
+        is_boundary[f] = v[1:] > v[:-1]
+    offsets = np.zeros(n_features + 1, dtype=np.intp)
+    np.cumsum(is_boundary.sum(axis=1, dtype=np.intp), out=offsets[1:])
+    return order, is_boundary, offsets
+
+
+def scan_stumps_numpy(order, is_boundary, residual, offsets, excluded):
+    """Plain-NumPy twin of the Cython ``scan_stumps`` (for tests and benchmarks).
+
+    Same arguments and results: per feature, the best non-excluded stump's
+    score ``||sum_{v_f <= theta} R_i||_1``, global id and sorted position
+    (``-inf``, -1, -1 when the feature has no candidate left), the first
+    threshold on ties. Prefix sums by ``np.cumsum``, one feature at a time.
+    """
+    n_features, n_samples = order.shape
+    best_score = np.full(n_features, -np.inf)
+    best_id = np.full(n_features, -1, dtype=np.intp)
+    best_pos = np.full(n_features, -1, dtype=np.intp)
+    excluded = set(np.asarray(excluded).tolist())
+    for f in range(n_features):
+        positions = np.flatnonzero(is_boundary[f])
+        if positions.size == 0:
+            continue
+        prefix = np.cumsum(residual[order[f]], axis=0, dtype=np.float64)
+        scores = np.abs(prefix[positions]).sum(axis=1)
+        ids = offsets[f] + np.arange(positions.size)
+        keep = np.array([i not in excluded for i in ids.tolist()], dtype=bool)
+        if not keep.any():
+            continue
+        scores = np.where(keep, scores, -np.inf)
+        b = int(np.argmax(scores))
+        best_score[f], best_id[f], best_pos[f] = scores[b], ids[b], positions[b]
+    return best_score, best_id, best_pos
+
+
+class DecisionStumps(CandidateFeatures):
+    r"""All decision stumps ``1[v_f <= theta]``: a ShareBoost candidate family.
+
+    The candidates are, for every original feature ``f`` and every threshold
+    ``theta`` halfway between two consecutive distinct training values of
+    ``f``, the binary feature ``1[v_f <= theta]`` ([SWS2011]_, §4.1; the
+    constant all-ones stump is left out, it duplicates the intercept). Each
+    feature is sorted once in :meth:`fit`; then every round a Cython module
+    scores all thresholds of a feature in one pass over the sorted samples,
+    from prefix sums of the residual rows: ``O(n_samples * n_classes)`` per
+    feature, and no stump is ever materialised.
+
+    Used as ``ShareBoostClassifier(features="stumps")`` or
+    ``features=DecisionStumps()``.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of original features.
+    n_candidates_ : int
+        Number of stumps: the sum over features of (distinct values - 1).
+    stump_features_ : ndarray of shape (n_selected,), intp
+        After :meth:`end_scan`: the original feature of each kept stump.
+    thresholds_ : ndarray of shape (n_selected,), float64
+        After :meth:`end_scan`: the threshold of each kept stump.
+    support_ : ndarray of shape (n_features_in_,), bool
+        After :meth:`end_scan`: the original features the kept stumps read.
+
+    Notes
+    -----
+    With the training samples sorted by ``v_f``, the gradient column of the
+    stump at the ``p``-th distinct-value boundary is the prefix sum
+
+    .. math::
+
+        G_{:, (f, \theta)} = \frac{1}{\sum_i w_i} \sum_{i : v_{i,f} \le \theta}
+        w_i (p_i - e_{y_i}),
+
+    and ShareBoost's score is its l1 norm over classes. Memory: an int32
+    sort order and a uint8 boundary mask, 5 bytes per (sample, feature).
+    Sparse input is densified.
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, §4.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mcsparse.features import DecisionStumps
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> stumps = DecisionStumps().fit(X)
+    >>> stumps.n_candidates_
+    3
+    >>> R = np.array([[-1.0, 1.0], [-1.0, 1.0], [1.0, -1.0], [1.0, -1.0]])
+    >>> stumps.best_candidate(R, np.array([], dtype=np.intp))
+    (1, 4.0)
+    >>> stumps.end_scan([1]).thresholds_
+    array([1.5])
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def fit(self, X, y=None):
+        """Sort every feature of the training data once.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; float32 is kept, other dtypes become float64;
+            sparse input is densified.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DecisionStumps
+            The fitted family.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` contains NaN or infinity, or is empty.
+        """
+        X = validate_data(self, X, accept_sparse=("csr", "csc"),
+                          dtype=(np.float64, np.float32))
+        if sp.issparse(X):
+            X = X.toarray()
+        self._order, self._is_boundary, self._offsets = sort_stumps(X)
+        self._X_fit = X
+        self._definitions = {}
+        self.n_candidates_ = int(self._offsets[-1])
+        return self
+
+    def _threshold(self, f, p):
+        """Halfway between the sorted values at positions p and p + 1 of feature f."""
+        a = float(self._X_fit[self._order[f, p], f])
+        b = float(self._X_fit[self._order[f, p + 1], f])
+        theta = 0.5 * a + 0.5 * b  # no overflow for values near the float max
+        # adjacent floats: the halfway point may round up to b; keep a <= theta < b
+        return theta if a <= theta < b else a
+
+    def best_candidate(self, residual, excluded):
+        """The stump with the largest ``||R^T x||_1`` outside ``excluded``.
+
+        Parameters
+        ----------
+        residual : ndarray of shape (n_samples, n_classes), float32 or float64
+            Residual rows of the training samples.
+        excluded : ndarray of shape (n_excluded,), intp
+            Stump ids that must not be returned.
+
+        Returns
+        -------
+        id : int
+            The chosen stump's id (lowest feature, then lowest threshold on
+            ties).
+        score : float
+            Its ``||R^T x||_1``.
+
+        Raises
+        ------
+        ValueError
+            If no stump is left (all features constant or all selected).
+        """
+        self._check_scanning()
+        excluded = np.unique(np.asarray(excluded, dtype=np.intp))
+        residual = np.ascontiguousarray(residual)
+        score, ids, positions = scan_stumps(
+            self._order, self._is_boundary, residual, self._offsets, excluded
+        )
+        f = int(np.argmax(score))
+        if score[f] == -np.inf:
+            raise ValueError(
+                "no decision stump left to select: every feature is constant "
+                "on the training data or all its stumps are selected"
+            )
+        stump_id = int(ids[f])
+        self._definitions[stump_id] = (f, self._threshold(f, int(positions[f])))
+        return stump_id, float(score[f])
+
+    def _definition(self, stump_id):
+        try:
+            return self._definitions[stump_id]
+        except KeyError:
+            if getattr(self, "_X_fit", None) is None:
+                raise ValueError(
+                    f"stump {stump_id} was not kept by end_scan"
+                ) from None
+        # any id of a fitted family: find its feature and sorted position
+        f = int(np.searchsorted(self._offsets, stump_id, side="right") - 1)
+        rank = stump_id - self._offsets[f]
+        p = int(np.flatnonzero(self._is_boundary[f])[rank])
+        self._definitions[stump_id] = (f, self._threshold(f, p))
+        return self._definitions[stump_id]
+
+    def _columns(self, X, ids):
+        out = np.empty((X.shape[0], len(ids)))
+        for c, stump_id in enumerate(ids):
+            f, theta = self._definition(int(stump_id))
+            v = X[:, f]
+            if sp.issparse(v):
+                v = v.toarray().ravel()
+            out[:, c] = v <= theta
+        return out
+
+    def training_columns(self, ids):
+        """Stumps ``ids`` on the training data, (n_samples, len(ids)) float64 of 0/1."""
+        self._check_scanning()
+        return self._columns(self._X_fit, self._check_ids(ids, self.n_candidates_))
+
+    def end_scan(self, ids):
+        """Free the sort orders and keep the stumps ``ids``.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            The stumps to keep (the selected ones).
+
+        Returns
+        -------
+        self : DecisionStumps
+            With ``stump_features_`` and ``thresholds_`` set, aligned with
+            ``ids``, and ``support_``.
+        """
+        check_is_fitted(self)
+        ids = self._check_ids(ids, self.n_candidates_)
+        definitions = [self._definition(int(i)) for i in ids]
+        self._definitions = dict(zip(ids.tolist(), definitions))
+        self.stump_features_ = np.array([f for f, _ in definitions], dtype=np.intp)
+        self.thresholds_ = np.array([t for _, t in definitions], dtype=np.float64)
+        self.support_ = np.zeros(self.n_features_in_, dtype=bool)
+        self.support_[self.stump_features_] = True
+        self._X_fit = self._order = self._is_boundary = None
+        return self
+
+    def transform_candidates(self, X, ids):
+        """Stumps ``ids`` on new data: ``1[v_f <= theta]`` as float64 0/1.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            New data, same features as in :meth:`fit`.
+        ids : array-like of int
+            Stump ids (returned by :meth:`best_candidate` or kept by
+            :meth:`end_scan`).
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, len(ids)), float64
+            Only the used original features are read.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has the wrong number of features or contains NaN or
+            infinity, or an id is out of range or was not kept.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"),
+                          dtype=(np.float64, np.float32), reset=False)
+        if sp.issparse(X):
+            X = X.tocsc()
+        return self._columns(X, self._check_ids(ids, self.n_candidates_))

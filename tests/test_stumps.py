@@ -1,0 +1,197 @@
+"""Decision stumps: the Cython scan against its NumPy twin and brute force."""
+
+import numpy as np
+import pytest
+
+from mcsparse import ShareBoostClassifier
+from mcsparse.features import DecisionStumps, RawFeatures
+from mcsparse.features._stumps import scan_stumps_numpy, sort_stumps
+from mcsparse.features._stumps_fast import scan_stumps
+
+NO_IDS = np.array([], dtype=np.intp)
+
+
+def _problem(n, d, k, dtype, n_values=None, seed=0):
+    """Random data (few distinct values when n_values is set) and residual rows."""
+    rng = np.random.default_rng(seed)
+    if n_values is None:
+        X = rng.standard_normal((n, d))
+    else:
+        X = rng.integers(0, n_values, size=(n, d)).astype(float)
+    R = rng.standard_normal((n, k))
+    R -= R.mean(axis=1, keepdims=True)  # rows of p - e_y sum to zero
+    return X.astype(dtype), R
+
+
+def _brute_force(X, R, excluded=()):
+    """Materialise every stump 1[v_f <= theta] and score it: (score, f, theta)."""
+    best = (-np.inf, -1, np.nan)
+    stump_id = 0
+    for f in range(X.shape[1]):
+        values = np.unique(X[:, f].astype(np.float64))
+        for a, b in zip(values[:-1], values[1:]):
+            theta = 0.5 * a + 0.5 * b
+            if stump_id not in excluded:
+                column = (X[:, f] <= theta).astype(np.float64)
+                score = np.abs(column @ R).sum()
+                if score > best[0] * (1 + 1e-12) + 1e-12:
+                    best = (score, f, theta)
+            stump_id += 1
+    return best
+
+
+@pytest.mark.parametrize("data_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("resid_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1, 2), (2, 1, 2), (2, 3, 3), (17, 4, 3),
+                                   (60, 5, 10), (200, 3, 26)])
+@pytest.mark.parametrize("n_values", [None, 3])
+def test_cython_matches_numpy_twin(data_dtype, resid_dtype, shape, n_values):
+    X, R = _problem(*shape, data_dtype, n_values)
+    R = R.astype(resid_dtype)
+    order, is_boundary, offsets = sort_stumps(X)
+    rng = np.random.default_rng(1)
+    n_candidates = offsets[-1]
+    for excluded in [NO_IDS, np.sort(rng.choice(n_candidates, n_candidates // 2,
+                                                 replace=False)).astype(np.intp)]:
+        got = scan_stumps(order, is_boundary, R, offsets, excluded)
+        ref = scan_stumps_numpy(order, is_boundary, R, offsets, excluded)
+        rtol = 1e-5 if resid_dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got[0], ref[0], rtol=rtol)
+        np.testing.assert_array_equal(got[1], ref[1])
+        np.testing.assert_array_equal(got[2], ref[2])
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_best_candidate_equals_brute_force(seed, dtype):
+    rng = np.random.default_rng(seed)
+    n, d, k = rng.integers(2, 40), rng.integers(1, 6), rng.integers(2, 6)
+    X, R = _problem(n, d, k, dtype, n_values=[None, 2, 5][seed % 3], seed=seed)
+    stumps = DecisionStumps().fit(X)
+    score, f, theta = _brute_force(X, R)
+    if f < 0:  # every feature constant
+        assert stumps.n_candidates_ == 0
+        with pytest.raises(ValueError, match="no decision stump left"):
+            stumps.best_candidate(R, NO_IDS)
+        return
+    stump_id, got = stumps.best_candidate(R, NO_IDS)
+    np.testing.assert_allclose(got, score, rtol=1e-10)
+    column = stumps.training_columns([stump_id])[:, 0]
+    np.testing.assert_array_equal(column, X[:, f] <= theta)
+    # and with the winner excluded, the runner-up
+    excluded = np.array([stump_id], dtype=np.intp)
+    if stumps.n_candidates_ > 1:
+        score2, f2, theta2 = _brute_force(X, R, excluded={stump_id})
+        id2, got2 = stumps.best_candidate(R, excluded)
+        assert id2 != stump_id
+        np.testing.assert_allclose(got2, score2, rtol=1e-10)
+        np.testing.assert_array_equal(stumps.training_columns([id2])[:, 0],
+                                      X[:, f2] <= theta2)
+
+
+def test_ties_go_to_the_first_feature_and_threshold():
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    X = np.column_stack([x, x, x[::-1]])
+    R = np.array([[1.0, -1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, 1.0]])
+    stumps = DecisionStumps().fit(X)
+    stump_id, score = stumps.best_candidate(R, NO_IDS)
+    assert stump_id == 1 and score == 4.0  # feature 0, threshold 1.5
+    stumps.end_scan([stump_id])
+    assert stumps.stump_features_.tolist() == [0]
+    assert stumps.thresholds_.tolist() == [1.5]
+
+
+def test_constant_and_repeated_values():
+    X = np.array([[5.0, 1.0], [5.0, 1.0], [5.0, 2.0], [5.0, 2.0], [5.0, 2.0]])
+    stumps = DecisionStumps().fit(X)
+    assert stumps.n_candidates_ == 1  # the constant feature has no stump
+    R = np.array([[1.0, -1.0]] * 2 + [[-1.0, 1.0]] * 3) / 5
+    stump_id, _ = stumps.best_candidate(R, NO_IDS)
+    assert stump_id == 0
+    np.testing.assert_array_equal(stumps.training_columns([0])[:, 0], [1, 1, 0, 0, 0])
+    with pytest.raises(ValueError, match="no decision stump left"):
+        stumps.best_candidate(R, np.array([0], dtype=np.intp))
+
+
+def test_threshold_between_adjacent_floats():
+    a = np.float64(1.0)
+    b = np.nextafter(a, 2.0)
+    X = np.array([[a], [b]])
+    stumps = DecisionStumps().fit(X)
+    stumps.best_candidate(np.array([[1.0, -1.0], [-1.0, 1.0]]), NO_IDS)
+    np.testing.assert_array_equal(stumps.training_columns([0])[:, 0], [1.0, 0.0])
+    np.testing.assert_array_equal(stumps.transform_candidates(X, [0])[:, 0], [1.0, 0.0])
+
+
+def test_transform_after_end_scan_reads_only_kept_stumps():
+    X, R = _problem(50, 4, 3, np.float64, n_values=6)
+    stumps = DecisionStumps().fit(X)
+    ids = [stumps.best_candidate(R, NO_IDS)[0], 3]
+    train = stumps.training_columns(ids)
+    stumps.end_scan(ids)
+    np.testing.assert_array_equal(stumps.transform_candidates(X, ids), train)
+    other = next(i for i in range(stumps.n_candidates_) if i not in ids)
+    with pytest.raises(ValueError, match="not kept"):
+        stumps.transform_candidates(X, [other])
+    with pytest.raises(RuntimeError, match="ended its scan"):
+        stumps.best_candidate(R, NO_IDS)
+    with pytest.raises(ValueError, match="candidate ids must be in"):
+        stumps.transform_candidates(X, [stumps.n_candidates_])
+    with pytest.raises(ValueError, match="features"):
+        stumps.transform_candidates(X[:, :3], ids)
+
+
+def test_scan_rejects_inconsistent_shapes():
+    X, R = _problem(10, 2, 3, np.float64)
+    order, is_boundary, offsets = sort_stumps(X)
+    with pytest.raises(ValueError, match="is_boundary"):
+        scan_stumps(order, is_boundary[:, :-1].copy(), R, offsets, NO_IDS)
+    with pytest.raises(ValueError, match="residual has"):
+        scan_stumps(order, is_boundary, R[:-1].copy(), offsets, NO_IDS)
+    with pytest.raises(ValueError, match="offsets"):
+        scan_stumps(order, is_boundary, R, offsets[:-1].copy(), NO_IDS)
+    with pytest.raises(ValueError, match="sorted"):
+        scan_stumps(order, is_boundary, R, offsets, np.array([3, 1], dtype=np.intp))
+    with pytest.raises(TypeError):
+        scan_stumps(None, is_boundary, R, offsets, NO_IDS)
+
+
+def test_shareboost_with_stumps_predicts_from_selected_stumps(pendigits_small):
+    X, y, X_test, y_test = pendigits_small
+    clf = ShareBoostClassifier(n_features_to_select=20, features="stumps",
+                               alpha=1e-5).fit(X, y)
+    assert isinstance(clf.features_, DecisionStumps)
+    assert clf.coef_.shape == (10, 20)
+    assert len(set(clf.selected_features_.tolist())) == 20
+    assert clf.features_.thresholds_.shape == (20,)
+    assert clf.support_.sum() == len(set(clf.features_.stump_features_.tolist()))
+    # decision_function is W [stumps(x)] + b, from the kept stumps only
+    columns = clf.features_.transform_candidates(X_test, clf.selected_features_)
+    np.testing.assert_allclose(clf.decision_function(X_test),
+                               columns @ clf.coef_.T + clf.intercept_)
+    assert clf.score(X_test, y_test) > 0.8
+    # the selection scores fall as the path goes on (fully corrective refits)
+    staged = list(clf.staged_predict(X_test))
+    assert np.array_equal(staged[-1], clf.predict(X_test))
+
+
+def test_features_parameter_errors():
+    X = np.arange(12.0).reshape(6, 2)
+    y = [0, 1, 0, 1, 0, 1]
+    with pytest.raises(ValueError, match="features must be one of"):
+        ShareBoostClassifier(features="trees").fit(X, y)
+    with pytest.raises(TypeError, match="lacks"):
+        ShareBoostClassifier(features=object()).fit(X, y)
+    with pytest.raises(ValueError, match="no candidate features"):
+        ShareBoostClassifier(features="stumps").fit(np.ones((6, 2)), y)
+    with pytest.raises(ValueError, match="number of candidates=10"):
+        ShareBoostClassifier(features="stumps", n_features_to_select=11).fit(X, y)
+
+
+def test_raw_family_matches_default_path():
+    X, _ = _problem(40, 6, 3, np.float64)
+    y = np.arange(40) % 3
+    a = ShareBoostClassifier(n_features_to_select=4).fit(X, y)
+    b = ShareBoostClassifier(n_features_to_select=4, features=RawFeatures()).fit(X, y)
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
+    np.testing.assert_allclose(a.coef_, b.coef_)
