@@ -8,7 +8,7 @@ loops.
 __version__ = "0.1.0.dev0"
 
 try:
-    from .estimators import ShareBoostClassifier
+    from .estimators import OneVsRestGreedyClassifier, ShareBoostClassifier
 except ModuleNotFoundError as exc:  # the source tree shadows the installed package
     if exc.name is None or not exc.name.endswith("_fast"):
         raise
@@ -22,4 +22,4 @@ except ModuleNotFoundError as exc:  # the source tree shadows the installed pack
         "place with 'pip install -e .'."
     ) from exc
 
-__all__ = ["ShareBoostClassifier", "__version__"]
+__all__ = ["OneVsRestGreedyClassifier", "ShareBoostClassifier", "__version__"]

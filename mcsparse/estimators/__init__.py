@@ -1,5 +1,6 @@
 """Estimators with the scikit-learn API (thin: validate, call a solver, store)."""
 
+from ._one_vs_rest import OneVsRestGreedyClassifier
 from ._shareboost import ShareBoostClassifier
 
-__all__ = ["ShareBoostClassifier"]
+__all__ = ["OneVsRestGreedyClassifier", "ShareBoostClassifier"]
