@@ -8,7 +8,11 @@ loops.
 __version__ = "0.1.0.dev0"
 
 try:
-    from .estimators import OneVsRestGreedyClassifier, ShareBoostClassifier
+    from .estimators import (
+        JointBoostClassifier,
+        OneVsRestGreedyClassifier,
+        ShareBoostClassifier,
+    )
 except ModuleNotFoundError as exc:  # the source tree shadows the installed package
     if exc.name is None or not exc.name.endswith("_fast"):
         raise
@@ -22,4 +26,9 @@ except ModuleNotFoundError as exc:  # the source tree shadows the installed pack
         "place with 'pip install -e .'."
     ) from exc
 
-__all__ = ["OneVsRestGreedyClassifier", "ShareBoostClassifier", "__version__"]
+__all__ = [
+    "JointBoostClassifier",
+    "OneVsRestGreedyClassifier",
+    "ShareBoostClassifier",
+    "__version__",
+]

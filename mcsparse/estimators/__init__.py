@@ -1,6 +1,7 @@
 """Estimators with the scikit-learn API (thin: validate, call a solver, store)."""
 
+from ._jointboost import JointBoostClassifier
 from ._one_vs_rest import OneVsRestGreedyClassifier
 from ._shareboost import ShareBoostClassifier
 
-__all__ = ["OneVsRestGreedyClassifier", "ShareBoostClassifier"]
+__all__ = ["JointBoostClassifier", "OneVsRestGreedyClassifier", "ShareBoostClassifier"]

@@ -1,5 +1,14 @@
-"""Solvers: ShareBoost's greedy path (later: mixed-norm path, JointBoost, MKL)."""
+"""Solvers: ShareBoost's greedy path and the baselines (JointBoost, mixed-norm path)."""
 
+from ._jointboost import JointBoostPath, JointBoostRound, JointBoostStump, jointboost
 from ._shareboost import ShareBoostPath, ShareBoostRound, shareboost_path
 
-__all__ = ["ShareBoostPath", "ShareBoostRound", "shareboost_path"]
+__all__ = [
+    "JointBoostPath",
+    "JointBoostRound",
+    "JointBoostStump",
+    "ShareBoostPath",
+    "ShareBoostRound",
+    "jointboost",
+    "shareboost_path",
+]
