@@ -1,0 +1,127 @@
+"""
+===========================================================
+ShareBoost with decision stumps against JointBoost (Fig. 3)
+===========================================================
+
+This example reproduces the bottom row of Fig. 3 of [SWS2011]_ (§7.2): test
+error against the number of decision stumps, for ShareBoost over all stumps
+(:class:`~mcsparse.features.DecisionStumps`, every threshold of every
+feature scanned each round) and for JointBoost [TMF2007]_
+(:class:`~mcsparse.JointBoostClassifier`: GentleBoost rounds, each adding one
+regression stump shared by a subset of classes found by greedy best-first
+search), with both training times.
+
+The paper's claim: "ShareBoost decreases the error much faster [...]. The
+training runtime of ShareBoost is also much shorter than that of
+JointBoost", and, with more stumps, "ShareBoost starts to overfit".
+
+Both use the original features (stumps need no products). ShareBoost runs
+with the paper's bare loss (``alpha=0``, no hyper-parameter); JointBoost has
+none either. The paper's third data set, ISOLET, is not available here: the
+UCI letter data (26 classes, 16 features) stands in for it. The test sets
+are the data sets' own test splits, used only to draw the curves.
+
+Quick mode (the docs build) trains on at most 3000 samples and runs 40
+rounds; ``MCSPARSE_FULL=1`` uses the whole training sets and 100 rounds.
+"""
+
+# %%
+# Data: satimage (6 classes), pendigits (10), letter (26)
+import os
+import time
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from mcsparse import JointBoostClassifier, ShareBoostClassifier
+from mcsparse.datasets import load_letter, load_pendigits, load_satimage
+
+FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
+n_rounds = 100 if FULL else 40
+max_train = None if FULL else 3000
+
+datasets = {}
+for name, loader, scale in [("satimage", load_satimage, 255.0),
+                            ("pendigits", load_pendigits, 100.0),
+                            ("letter", load_letter, 15.0)]:
+    X, y = loader(subset="train", return_X_y=True)
+    X_test, y_test = loader(subset="test", return_X_y=True)
+    if max_train is not None and X.shape[0] > max_train:
+        keep = np.random.default_rng(0).choice(X.shape[0], max_train, replace=False)
+        X, y = X[keep], y[keep]
+    datasets[name] = (X / scale, y, X_test / scale, y_test)
+    print(f"{name}: train {X.shape}, test {X_test.shape}, "
+          f"{np.unique(y).size} classes")
+
+# %%
+# Fit both; record the test error after every round
+results = {}
+for name, (X, y, X_test, y_test) in datasets.items():
+    with warnings.catch_warnings():
+        # alpha = 0: late refits may stop at max_iter on nearly separable data
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = time.perf_counter()
+        share = ShareBoostClassifier(n_features_to_select=n_rounds,
+                                     features="stumps").fit(X, y)
+        share_time = time.perf_counter() - start
+    refit_iterations = share.refit_n_iter_.mean()
+    start = time.perf_counter()
+    joint = JointBoostClassifier(n_estimators=n_rounds).fit(X, y)
+    joint_time = time.perf_counter() - start
+    results[name] = {
+        "ShareBoost": [np.mean(p != y_test) for p in share.staged_predict(X_test)],
+        "JointBoost": [np.mean(p != y_test) for p in joint.staged_predict(X_test)],
+        "times": (share_time, joint_time),
+    }
+    print(f"{name}: ShareBoost {share_time:.1f} s ({refit_iterations:.0f} L-BFGS "
+          f"iterations per refit on average), JointBoost {joint_time:.1f} s "
+          f"for {n_rounds} stumps", flush=True)
+
+# %%
+# The paper's claim beside our numbers: test error (%) at 10, 20, 40 stumps
+checkpoints = [t for t in (10, 20, 40, 100) if t <= n_rounds]
+print("data set    method      " + "".join(f"{t:>7d}" for t in checkpoints)
+      + "   train time")
+for name, res in results.items():
+    for i, method in enumerate(("ShareBoost", "JointBoost")):
+        errors = "".join(f"{100 * res[method][t - 1]:7.2f}" for t in checkpoints)
+        print(f"{name:10s}  {method:10s}  {errors}   {res['times'][i]:8.1f} s")
+print("Paper (Fig. 3, bottom): ShareBoost's error falls much faster than "
+      "JointBoost's, and it trains much faster.")
+
+# %%
+# The error claim holds on all three data sets. The timing claim does not
+# hold here: the paper timed the authors' JointBoost code, while mcsparse's
+# JointBoost scores all thresholds and class subsets with vectorised sums and
+# is faster than ShareBoost per stump. ShareBoost's time is not in the stump
+# scan (a few milliseconds per round, see the ``StumpScan`` benchmark) but in
+# the fully corrective refit: L-BFGS on all selected stumps, whose 0/1
+# columns are strongly correlated, needs the many iterations printed above.
+# That refit is what buys the faster fall of the error.
+
+# %%
+# Fig. 3 (bottom)
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+for ax, (name, res) in zip(axes, results.items()):
+    rounds = np.arange(1, n_rounds + 1)
+    ax.plot(rounds, 100 * np.array(res["ShareBoost"]), label="ShareBoost (stumps)")
+    ax.plot(rounds, 100 * np.array(res["JointBoost"]), "--", label="JointBoost")
+    ax.set_title(f"{name} ({res['times'][0]:.0f} s vs {res['times'][1]:.0f} s)")
+    ax.set_xlabel("number of stumps")
+    ax.set_yscale("log")
+axes[0].set_ylabel("test error (%)")
+axes[0].legend()
+fig.tight_layout()
+plt.show()
+
+# %%
+# References
+# ----------
+#
+# .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+#    Efficient multiclass learning with feature sharing", NIPS 2011.
+# .. [TMF2007] A. Torralba, K. P. Murphy, W. T. Freeman, "Sharing visual
+#    features for multiclass and multiview object detection", IEEE TPAMI
+#    29(5), 2007.
