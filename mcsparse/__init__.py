@@ -10,8 +10,10 @@ __version__ = "0.1.0.dev0"
 try:
     from .estimators import (
         JointBoostClassifier,
+        MixedNormClassifier,
         OneVsRestGreedyClassifier,
         ShareBoostClassifier,
+        mixed_norm_classifier_path,
     )
 except ModuleNotFoundError as exc:  # the source tree shadows the installed package
     if exc.name is None or not exc.name.endswith("_fast"):
@@ -28,7 +30,9 @@ except ModuleNotFoundError as exc:  # the source tree shadows the installed pack
 
 __all__ = [
     "JointBoostClassifier",
+    "MixedNormClassifier",
     "OneVsRestGreedyClassifier",
     "ShareBoostClassifier",
     "__version__",
+    "mixed_norm_classifier_path",
 ]

@@ -1,7 +1,14 @@
 """Estimators with the scikit-learn API (thin: validate, call a solver, store)."""
 
 from ._jointboost import JointBoostClassifier
+from ._mixed_norm import MixedNormClassifier, mixed_norm_classifier_path
 from ._one_vs_rest import OneVsRestGreedyClassifier
 from ._shareboost import ShareBoostClassifier
 
-__all__ = ["JointBoostClassifier", "OneVsRestGreedyClassifier", "ShareBoostClassifier"]
+__all__ = [
+    "JointBoostClassifier",
+    "MixedNormClassifier",
+    "OneVsRestGreedyClassifier",
+    "ShareBoostClassifier",
+    "mixed_norm_classifier_path",
+]
