@@ -59,10 +59,10 @@ if not FULL:  # 200 training images per class
     X_train, y_train = X_train[np.sort(keep)], y_train[np.sort(keep)]
 print(f"train {X_train.shape}, test {X_test.shape}")
 
-n_classes_grid = [2, 4, 6, 10, 14, 18, 22, 26, 30, 34] if FULL else [2, 4, 6, 10]
+n_classes_grid = [2, 4, 6, 10, 14, 18, 26, 34] if FULL else [2, 4, 6, 10]
 target = 0.90 if not FULL else 0.88  # the fixed test accuracy to reach
 alpha = 1e-4
-shareboost_rounds = 200 if FULL else 80
+shareboost_rounds = 150 if FULL else 80
 ovr_rounds = 60 if FULL else 30
 
 
