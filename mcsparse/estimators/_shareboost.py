@@ -325,6 +325,7 @@ class ShareBoostClassifier(_BaseGreedy):
 
     def _selected_columns(self, X):
         """Validate new data and return only the selected columns, dense float64."""
+        check_is_fitted(self)
         return self._candidate_columns(X, self.selected_features_)
 
     def _staged_scores(self, X):

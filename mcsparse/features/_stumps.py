@@ -5,7 +5,22 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import CandidateFeatures
-from ._stumps_fast import scan_stumps
+from ._stumps_fast import TIE_RTOL, scan_stumps
+
+
+def _first_best(scores):
+    """Index of the best score, ties (relative ``TIE_RTOL``) to the first.
+
+    The sequential rule of the Cython module: a later entry replaces the best
+    so far only if it is larger by more than ``TIE_RTOL`` relatively.
+    """
+    best = -1
+    for i, score in enumerate(scores.tolist()):
+        if score == -np.inf:
+            continue
+        if best < 0 or score > scores[best] * (1.0 + TIE_RTOL):
+            best = i
+    return best
 
 
 def sort_stumps(X):
@@ -47,7 +62,8 @@ def scan_stumps_numpy(order, is_boundary, residual, offsets, excluded):
     Same arguments and results: per feature, the best non-excluded stump's
     score ``||sum_{v_f <= theta} R_i||_1``, global id and sorted position
     (``-inf``, -1, -1 when the feature has no candidate left), the first
-    threshold on ties. Prefix sums by ``np.cumsum``, one feature at a time.
+    threshold on ties (within the relative ``TIE_RTOL``). Prefix sums by
+    ``np.cumsum``, one feature at a time.
     """
     n_features, n_samples = order.shape
     best_score = np.full(n_features, -np.inf)
@@ -65,7 +81,7 @@ def scan_stumps_numpy(order, is_boundary, residual, offsets, excluded):
         if not keep.any():
             continue
         scores = np.where(keep, scores, -np.inf)
-        b = int(np.argmax(scores))
+        b = _first_best(scores)
         best_score[f], best_id[f], best_pos[f] = scores[b], ids[b], positions[b]
     return best_score, best_id, best_pos
 
@@ -190,7 +206,8 @@ class DecisionStumps(CandidateFeatures):
         -------
         id : int
             The chosen stump's id (lowest feature, then lowest threshold on
-            ties).
+            ties; scores within a relative 1e-10 count as tied, so rounding
+            does not decide between equally good stumps).
         score : float
             Its ``||R^T x||_1``.
 
@@ -205,8 +222,8 @@ class DecisionStumps(CandidateFeatures):
         score, ids, positions = scan_stumps(
             self._order, self._is_boundary, residual, self._offsets, excluded
         )
-        f = int(np.argmax(score))
-        if score[f] == -np.inf:
+        f = _first_best(score)
+        if f < 0:
             raise ValueError(
                 "no decision stump left to select: every feature is constant "
                 "on the training data or all its stumps are selected"

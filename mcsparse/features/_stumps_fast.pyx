@@ -24,6 +24,13 @@ from mcsparse.utils._typedefs cimport floating, float64_t, intp_t
 ctypedef unsigned char uint8_t
 ctypedef int int32_t
 
+# Scores within this relative distance of the best so far count as ties, so
+# that rounding (weights instead of repeated samples, another row order) does
+# not decide between stumps that are equally good, e.g. stumps of different
+# features that split the training set the same way.
+TIE_RTOL = 1e-10
+cdef float64_t _TIE_RTOL = TIE_RTOL
+
 
 cdef void _scan_feature(
     const int32_t[::1] order,
@@ -37,7 +44,11 @@ cdef void _scan_feature(
     intp_t* best_id,
     intp_t* best_pos,
 ) noexcept nogil:
-    """Best non-excluded threshold of one feature (the first one on ties)."""
+    """Best non-excluded threshold of one feature (the first one on ties).
+
+    A later threshold wins only if its score exceeds the best so far by more
+    than the relative ``TIE_RTOL``.
+    """
     cdef intp_t n = order.shape[0]
     cdef intp_t k = residual.shape[1]
     cdef intp_t n_excl = excluded.shape[0]
@@ -63,7 +74,7 @@ cdef void _scan_feature(
         score = 0.0
         for c in range(k):
             score += fabs(acc[c])
-        if score > best_score[0]:
+        if best_id[0] < 0 or score > best_score[0] * (1.0 + _TIE_RTOL):
             best_score[0] = score
             best_id[0] = cand
             best_pos[0] = p
@@ -103,7 +114,8 @@ def scan_stumps(
     -------
     best_score : ndarray of shape (n_features,), float64
         ``max_theta ||sum_{v_f <= theta} R_i||_1`` over the feature's
-        non-excluded thresholds; ``-inf`` when it has none.
+        non-excluded thresholds (the first threshold within the relative
+        ``TIE_RTOL`` of the maximum); ``-inf`` when it has none.
     best_id : ndarray of shape (n_features,), intp
         Global id of the best stump, -1 when none.
     best_pos : ndarray of shape (n_features,), intp
