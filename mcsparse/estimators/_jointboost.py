@@ -9,9 +9,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._jointboost import jointboost
+from ._base import ScoresMixin, StagedMixin
 
 
-class JointBoostClassifier(ClassifierMixin, BaseEstimator):
+class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstimator):
     r"""JointBoost: GentleBoost with regression stumps shared by class subsets.
 
     The baseline of [SWS2011]_ Fig. 3 (bottom). Each round adds one
@@ -212,73 +213,3 @@ class JointBoostClassifier(ClassifierMixin, BaseEstimator):
                                     self.stump_values_):
             H += values[(X[:, f] > theta).astype(np.intp)]
         return H
-
-    @staticmethod
-    def _to_decision(scores):
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def decision_function(self, X):
-        """Class scores ``H(v, c)``, the sum of the stumps.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (dense).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            For two classes the 1-D difference ``H(v, 1) - H(v, 0)``.
-        """
-        return self._to_decision(self._scores(X))
-
-    def predict(self, X):
-        """Predict ``argmax_c H(v, c)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (dense).
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels (ties go to the first class).
-        """
-        scores = self._scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def staged_decision_function(self, X):
-        """Scores of the model after each round: the whole path from one fit.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (dense).
-
-        Yields
-        ------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            One item per round ``m = 1 .. n_estimators``: the sum of the
-            first ``m`` stumps.
-        """
-        for scores in self._staged_scores(X):
-            yield self._to_decision(scores)
-
-    def staged_predict(self, X):
-        """Predictions of the model after each round.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (dense).
-
-        Yields
-        ------
-        y_pred : ndarray of shape (n_samples,)
-            One item per round ``m = 1 .. n_estimators``.
-        """
-        for scores in self._staged_scores(X):
-            yield self.classes_[np.argmax(scores, axis=1)]

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_scalar
@@ -17,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
 from ..solvers._shareboost import _Objective
 from ..utils.validation import check_bool, check_sample_weight
+from ._base import ProbaMixin, ScoresMixin
 
 
 def _debias(X, y, sample_weight, n_classes, W, b, fit_intercept, tol, max_iter):
@@ -51,7 +51,7 @@ def _debias(X, y, sample_weight, n_classes, W, b, fit_intercept, tol, max_iter):
     return W_new, b_new, int(res.nit), converged
 
 
-class MixedNormClassifier(ClassifierMixin, BaseEstimator):
+class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimator):
     r"""Multiclass linear classifier with a mixed-norm (group-lasso) penalty.
 
     The convex baseline of ShareBoost [SWS2011]_ (eq. 5, Fig. 3): the margin
@@ -293,70 +293,6 @@ class MixedNormClassifier(ClassifierMixin, BaseEstimator):
         if sp.issparse(X_sel):
             X_sel = X_sel.toarray()
         return np.asarray(X_sel, dtype=np.float64) @ self._W[:, cols].T + self._b
-
-    def decision_function(self, X):
-        """Class scores ``W x + b``, from the selected columns only.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            For two classes the 1-D difference ``score_1 - score_0``.
-        """
-        scores = self._scores(X)
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def predict(self, X):
-        """Predict ``argmax_y (W x + b)_y``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels (ties go to the first class).
-        """
-        scores = self._scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def predict_proba(self, X):
-        """Class probabilities: the softmax of the scores ``W x + b``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns follow ``classes_``.
-        """
-        return softmax(self._scores(X), axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities; columns follow ``classes_``.
-        """
-        return log_softmax(self._scores(X), axis=1)
 
 
 def mixed_norm_classifier_path(

@@ -1,15 +1,15 @@
 """One-vs-rest greedy selection: the baseline of Fig. 2 of [SWS2011]."""
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import RawFeatures
 from ..solvers import shareboost_path
+from ._base import ProbaMixin, ScoresMixin, StagedMixin
 from ._shareboost import _BaseGreedy
 
 
-class OneVsRestGreedyClassifier(_BaseGreedy):
+class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     r"""One-vs-rest sparse logistic regression by greedy forward selection.
 
     The baseline of [SWS2011]_, Fig. 2 (§7.1): one binary problem per class
@@ -218,86 +218,3 @@ class OneVsRestGreedyClassifier(_BaseGreedy):
             scores[:, c] = (union[:, self._columns_of[c]] @ self._coef_path[c][-1]
                             + self._intercept_path[c][-1])
         return scores
-
-    @staticmethod
-    def _to_decision(scores):
-        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
-
-    def decision_function(self, X):
-        """Binary scores ``w_c^T x + b_c`` of every class.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            For two classes the 1-D difference ``score_1 - score_0``.
-        """
-        return self._to_decision(self._scores(X))
-
-    def predict(self, X):
-        """The class with the largest binary score.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        scores = self._scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def predict_proba(self, X):
-        """Soft-max of the binary scores (a score, not calibrated probabilities).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one.
-        """
-        return softmax(self._scores(X), axis=1)
-
-    def staged_decision_function(self, X):
-        """Scores after ``t = 1 .. n_iter_`` rounds of every binary problem.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Yields
-        ------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            One item per round.
-        """
-        for scores in self._staged_scores(X):
-            yield self._to_decision(scores)
-
-    def staged_predict(self, X):
-        """Predictions after ``t = 1 .. n_iter_`` rounds of every binary problem.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Yields
-        ------
-        y_pred : ndarray of shape (n_samples,)
-            One item per round; the model after round ``t`` reads
-            ``n_distinct_features_[t - 1]`` candidates.
-        """
-        for scores in self._staged_scores(X):
-            yield self.classes_[np.argmax(scores, axis=1)]

@@ -3,7 +3,7 @@
 import numbers
 
 import numpy as np
-from scipy.special import log_softmax, softmax
+from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_scalar
 from sklearn.utils.multiclass import check_classification_targets
@@ -13,6 +13,7 @@ from ..features import RawFeatures
 from ..features._base import resolve_features
 from ..solvers import shareboost_path
 from ..utils.validation import check_bool, check_sample_weight
+from ._base import ProbaMixin, ScoresMixin, StagedMixin
 
 
 class _BaseGreedy(ClassifierMixin, BaseEstimator):
@@ -104,7 +105,7 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
 
 
 
-class ShareBoostClassifier(_BaseGreedy):
+class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     r"""ShareBoost: sparse multiclass linear classifier with shared features.
 
     Learns ``W`` of shape ``(n_classes, n_features)`` with few non-zero
@@ -337,106 +338,6 @@ class ShareBoostClassifier(_BaseGreedy):
         """Scores ``W x + b`` of shape (n_samples, n_classes) of the final model."""
         X_sel = self._selected_columns(X)
         return X_sel @ self._coef_path[-1].T + self._intercept_path[-1]
-
-    @staticmethod
-    def _to_decision(scores):
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def decision_function(self, X):
-        """Class scores ``W x + b``, computed from the selected columns only.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            For two classes the 1-D difference ``score_1 - score_0``.
-        """
-        return self._to_decision(self._scores(X))
-
-    def predict(self, X):
-        """Predict ``argmax_y (W x + b)_y`` ([SWS2011]_, eq. 1).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels (ties go to the first class).
-        """
-        scores = self._scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def predict_proba(self, X):
-        """Class probabilities: the softmax of the scores ``W x + b``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns follow ``classes_``.
-        """
-        return softmax(self._scores(X), axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities; columns follow ``classes_``.
-        """
-        return log_softmax(self._scores(X), axis=1)
-
-    def staged_decision_function(self, X):
-        """Scores of the model after each round: the whole path from one fit.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Yields
-        ------
-        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            One item per round ``t = 1 .. n_iter_``, using that round's
-            ``W`` on the first ``t`` selected features.
-        """
-        for scores in self._staged_scores(X):
-            yield self._to_decision(scores)
-
-    def staged_predict(self, X):
-        """Predictions of the model after each round.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Yields
-        ------
-        y_pred : ndarray of shape (n_samples,)
-            One item per round ``t = 1 .. n_iter_``.
-        """
-        for scores in self._staged_scores(X):
-            yield self.classes_[np.argmax(scores, axis=1)]
 
     def staged_predict_proba(self, X):
         """Class probabilities of the model after each round.
