@@ -119,10 +119,3 @@ ax.set_title("Chars74K fonts, raw pixels (Fig. 2 of [SWS2011])")
 ax.legend()
 fig.tight_layout()
 plt.show()
-
-# %%
-# References
-# ----------
-#
-# .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
-#    Efficient multiclass learning with feature sharing", NIPS 2011.

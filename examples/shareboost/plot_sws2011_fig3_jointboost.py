@@ -115,13 +115,3 @@ axes[0].set_ylabel("test error (%)")
 axes[0].legend()
 fig.tight_layout()
 plt.show()
-
-# %%
-# References
-# ----------
-#
-# .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
-#    Efficient multiclass learning with feature sharing", NIPS 2011.
-# .. [TMF2007] A. Torralba, K. P. Murphy, W. T. Freeman, "Sharing visual
-#    features for multiclass and multiview object detection", IEEE TPAMI
-#    29(5), 2007.

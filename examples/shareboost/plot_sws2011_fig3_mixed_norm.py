@@ -137,10 +137,3 @@ axes[0].set_ylabel("test error (%)")
 axes[0].legend()
 fig.tight_layout()
 plt.show()
-
-# %%
-# References
-# ----------
-#
-# .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
-#    Efficient multiclass learning with feature sharing", NIPS 2011.

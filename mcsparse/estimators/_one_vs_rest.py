@@ -61,7 +61,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
     n_distinct_features_ : ndarray of shape (n_rounds,), dtype intp
         Number of distinct candidates the model reads after ``t`` rounds of
         every binary problem: the x-axis of Fig. 2.
-    support_ : ndarray of shape (n_features_in_,), dtype bool
+    support_ : ndarray of shape (n_features,), dtype bool
         Input columns the model reads.
     n_iter_ : int
         Rounds of each binary problem.

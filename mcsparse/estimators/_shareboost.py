@@ -176,7 +176,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     selected_features_ : ndarray of shape (n_rounds,), dtype intp
         Selected candidates in selection order: column indices for "raw",
         candidate ids of ``features_`` otherwise.
-    support_ : ndarray of shape (n_features_in_,), dtype bool
+    support_ : ndarray of shape (n_features,), dtype bool
         Mask of the input columns the model reads (the selected columns for
         "raw"; for stumps the features with a selected stump).
     n_iter_ : int

@@ -32,7 +32,7 @@ class CandidateFeatures(BaseEstimator):
     ``end_scan(ids)``
         Free the training-time state, keeping what ``transform_candidates``
         needs for ``ids`` (the selected candidates), and set ``support_``,
-        the bool mask of shape (n_features_in_,) of the input features
+        the bool mask of shape (n_features,) over the input features
         those candidates read. Returns ``self``.
     ``transform_candidates(X, ids)``
         The candidates' values on new data, (n_samples, len(ids)) float64.
@@ -103,7 +103,7 @@ class RawFeatures(CandidateFeatures):
         Number of input features.
     n_candidates_ : int
         Equal to ``n_features_in_``.
-    support_ : ndarray of shape (n_features_in_,), bool
+    support_ : ndarray of shape (n_features,), bool
         After :meth:`end_scan`: the kept columns.
 
     Examples

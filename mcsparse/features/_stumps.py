@@ -111,7 +111,7 @@ class DecisionStumps(CandidateFeatures):
         After :meth:`end_scan`: the original feature of each kept stump.
     thresholds_ : ndarray of shape (n_selected,), float64
         After :meth:`end_scan`: the threshold of each kept stump.
-    support_ : ndarray of shape (n_features_in_,), bool
+    support_ : ndarray of shape (n_features,), bool
         After :meth:`end_scan`: the original features the kept stumps read.
 
     Notes
