@@ -10,12 +10,15 @@ from mcsparse.features import PairwiseProducts
 # check_classifiers_train asks on 2-D blobs). The second ShareBoost instance
 # is penalised and tightly converged, so that the weighted and the repeated
 # data have one common minimiser for the sample-weight checks. The stump
-# instance selects a fifth of the stumps (all thresholds of all features).
+# instance selects a fifth of the stumps (all thresholds of all features). The
+# fourth runs the eq. (6) selection rule with the smoothed l_inf,1 penalty.
 ESTIMATORS = [
     ShareBoostClassifier(n_features_to_select=1.0),
     ShareBoostClassifier(n_features_to_select=1.0, alpha=1e-3, tol=1e-12, max_iter=10000),
     ShareBoostClassifier(n_features_to_select=0.2, features="stumps", alpha=1e-3,
                          tol=1e-12, max_iter=10000),
+    ShareBoostClassifier(n_features_to_select=1.0, selection="best_column",
+                         penalty="linf1_smooth", alpha=1e-3, tol=1e-12, max_iter=10000),
     OneVsRestGreedyClassifier(n_features_to_select=1.0, alpha=1e-3, tol=1e-12,
                               max_iter=10000),
     PairwiseProducts(),

@@ -5,15 +5,31 @@ import numbers
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_scalar
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state, check_scalar
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
 from ..features._base import resolve_features
-from ..solvers import shareboost_path
+from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ..solvers import ShareBoostPath, shareboost_path
+from ..solvers._selection import PENALTIES, SELECTION_RULES
 from ..utils.validation import check_bool, check_sample_weight
 from ._base import ProbaMixin, ScoresMixin, StagedMixin
+
+
+def _truncate(path, n_rounds):
+    """The first ``n_rounds`` rounds of a :class:`ShareBoostPath`."""
+    return ShareBoostPath(
+        selected_features=path.selected_features[:n_rounds],
+        coefs=path.coefs[:n_rounds],
+        intercepts=path.intercepts[:n_rounds],
+        train_loss=path.train_loss[:n_rounds],
+        selection_scores=path.selection_scores[:n_rounds],
+        refit_n_iter=path.refit_n_iter[:n_rounds],
+        n_refits_not_converged=path.n_refits_not_converged,
+    )
 
 
 class _BaseGreedy(ClassifierMixin, BaseEstimator):
@@ -74,6 +90,12 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         weight zero are dropped (they change nothing but the candidates they
         would define, such as stump thresholds).
         """
+        X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        self.features_ = resolve_features(self.features).fit(X)
+        return X, y_idx, sample_weight
+
+    def _validate_fit_data(self, X, y, sample_weight):
+        """Check the parameters and the training data; set ``classes_``."""
         self._check_params()
         X, y = validate_data(
             self, X, y, accept_sparse=("csr", "csc"),
@@ -91,7 +113,6 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
             keep = sample_weight > 0
             X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
         self.classes_ = classes
-        self.features_ = resolve_features(self.features).fit(X)
         return X, np.ascontiguousarray(y_idx, dtype=np.intp), sample_weight
 
     def _candidate_columns(self, X, ids):
@@ -131,10 +152,39 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         the :class:`~mcsparse.features.CandidateFeatures` protocol. It is
         cloned and fitted on the training data; only the selected
         candidates are computed on new data.
+    selection : {"gradient_l1", "best_column", "line_search", "full"}, \
+            default="gradient_l1"
+        How each round picks the next candidate (§3.1 of [SWS2011]_):
+
+        - "gradient_l1": the largest l1 norm of the gradient column,
+          :math:`\arg\max_j \|G_{:, j}\|_1` (the paper's rule, one scan of
+          the candidate family per round);
+        - "best_column": the lowest objective after the best update of the
+          new column alone, eq. (6), :math:`\min_{u \in R^k} F(W + u
+          e_j^\top, b)` (Newton's method per candidate);
+        - "line_search": the lowest objective along the gradient column,
+          eq. (7), :math:`\min_{\eta} F(W - \eta G_{:, j} e_j^\top, b)`;
+        - "full": the lowest objective after the fully corrective refit on
+          the support plus the candidate (an L-BFGS refit per candidate;
+          refused with a ValueError when ``n_candidates * n_samples *
+          n_classes * n_rounds`` exceeds 1e9).
+
+        The last three evaluate every unselected candidate of any family
+        exactly (its training values in blocks), on the objective the
+        refit minimises, penalty included; ties go to the lowest id.
     alpha : float, default=0.0
-        Frobenius penalty ``alpha * ||W||_F^2`` (§3.3). On data that becomes
-        separable along the path the bare loss (``alpha=0``) has no minimiser
-        and overfits: choose ``alpha`` on training data (e.g. GridSearchCV).
+        Strength of the penalty (§3.3). On data that becomes separable
+        along the path the bare loss (``alpha=0``) has no minimiser and
+        overfits: choose ``alpha`` on training data (e.g. GridSearchCV, or
+        watch ``validation_scores_``).
+    penalty : {"fro", "linf1_smooth"}, default="fro"
+        The penalty on ``W`` (never on the intercept), §3.3: "fro" is
+        :math:`\alpha \|W\|_F^2`; "linf1_smooth" the smoothed mixed norm
+        :math:`\|W\|_{\infty,1}` of the Notes, which favours columns
+        whose entries share one magnitude.
+    beta : float, default=10.0
+        Smoothing of "linf1_smooth", at least 1: larger values follow
+        :math:`\alpha \|W\|_{\infty,1}` more closely. Unused by "fro".
     fit_intercept : bool, default=True
         Fit an unpenalised intercept vector ``b`` (scores ``W x + b``). It is
         never counted as a selected feature and is fitted alone before the
@@ -149,6 +199,28 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         closely, at more iterations per round.
     max_iter : int, default=200
         Maximum L-BFGS iterations of each refit.
+    validation_fraction : float, default=None
+        When set, a float in (0, 1): that fraction of the training data is
+        held out (split stratified by class, drawn with ``random_state``);
+        the path is fitted on the rest, and after every round the
+        validation loss (eq. (3), the weighted mean without penalty) and
+        error are recorded in ``validation_scores_`` and
+        ``validation_errors_``. None (default) uses all the data.
+    n_iter_no_change : int, default=None
+        Early stopping, with ``validation_fraction``: stop when the
+        validation loss has not improved (strictly) on its best value for
+        ``n_iter_no_change`` rounds, and keep the best round: the fitted
+        model is truncated to ``best_iteration_`` rounds. None (default)
+        runs all ``n_features_to_select`` rounds.
+    random_state : int, RandomState instance or None, default=None
+        Draws the validation split. Pass an int for reproducible splits.
+    warm_start : bool, default=False
+        When True and the estimator is fitted, :meth:`fit` continues the
+        fitted path up to ``n_features_to_select`` rounds instead of
+        starting over, which gives the same model as one long fit. The data
+        must be the same (checked: shape and classes). A smaller
+        ``n_features_to_select`` than ``n_iter_`` raises ValueError; an
+        equal one leaves the model unchanged.
     verbose : int, default=0
         Print one line per round when positive.
     callback : callable, default=None
@@ -186,6 +258,21 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         Training objective (mean loss plus penalty) after each round's refit.
     refit_n_iter_ : ndarray of shape (n_rounds,)
         L-BFGS iterations of each round's refit.
+    selection_scores_ : ndarray of shape (n_rounds,)
+        The selection rule's score of each selected candidate:
+        :math:`\|G_{:, j}\|_1` for "gradient_l1", the objective value the
+        rule evaluated for the other rules.
+    validation_scores_ : ndarray of shape (n_rounds_run,)
+        Only with ``validation_fraction``: the validation loss after each
+        round run, including the rounds after the best one that early
+        stopping discarded.
+    validation_errors_ : ndarray of shape (n_rounds_run,)
+        Only with ``validation_fraction``: the (weighted) validation error
+        after each round run.
+    best_iteration_ : int
+        Only with ``validation_fraction``: the round with the lowest
+        validation loss (the first one on ties); equal to ``n_iter_`` when
+        ``n_iter_no_change`` is set.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -207,11 +294,43 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         \exp\bigl(1[y' \ne y_i] - (W x_i + b)_{y_i} + (W x_i + b)_{y'}\bigr)
         + \alpha \|W\|_F^2,
 
-    with sample weights :math:`s_i` (all one by default). The selection rule
-    is step 4 of the algorithm (NOTES.md): :math:`r = \arg\max_j \|\nabla_W
-    L[:, j]\|_1` over unselected candidates, computed by the candidate family:
-    for raw columns one BLAS product :math:`X^\top R`, for stumps prefix sums
-    over each feature's sorted samples (§4.1). Ties go to the lowest id.
+    with sample weights :math:`s_i` (all one by default), or with the smoothed
+    :math:`\|W\|_{\infty,1}` of §3.3 instead of the Frobenius term
+    (``penalty="linf1_smooth"``):
+
+    .. math::
+
+        P(W) = \frac{\alpha}{\beta} \sum_{j \in I} \Bigl[\log \sum_{i=1}^k
+        \bigl(e^{\beta W_{ij}} + e^{-\beta W_{ij}}\bigr) - \log(2k)\Bigr],
+
+    which lies within :math:`\alpha \log(2k) / \beta` per column of
+    :math:`\alpha \|W\|_{\infty,1}`. The constant :math:`\log(2k)`
+    (absent from the paper's formula) makes it zero at :math:`W = 0`: it
+    changes neither the minimisers nor any rule's choice, and keeps the
+    objective non-increasing along the path. It is computed with
+    ``logaddexp``/``logsumexp``, stable for any :math:`\beta W`.
+
+    The default selection rule is step 4 of the algorithm (NOTES.md):
+    :math:`r = \arg\max_j \|\nabla_W L[:, j]\|_1` over unselected
+    candidates, computed by the candidate family: for raw columns one BLAS
+    product :math:`X^\top R`, for stumps prefix sums over each feature's
+    sorted samples (§4.1). Ties go to the lowest id. The gradient of both
+    penalties is zero on a zero column, so this rule only sees the loss,
+    whatever the penalty. The other rules of §3.1 (``selection``) minimise
+    the full objective :math:`F = L + P` for each candidate: eq. (6) with
+    the intercept and the other columns fixed, eq. (7) likewise, and the
+    fully corrective refit (intercept included). They cost more per round:
+    a pass over ``n_samples * n_classes`` scores per candidate and Newton
+    step ("best_column", "line_search"), or a whole refit per candidate
+    ("full").
+
+    Choosing ``alpha``: the estimator works in scikit-learn's
+    ``GridSearchCV``; a cheaper, path-aware option is
+    ``validation_fraction`` with ``n_iter_no_change``, as in scikit-learn's
+    ``HistGradientBoostingClassifier``: the validation loss after each
+    round is recorded and the path stops once it has not improved for
+    ``n_iter_no_change`` rounds; ``coef_``, ``selected_features_``,
+    ``n_iter_`` and the staged methods then describe the best round.
 
     Inputs may be float32 (kept as such for the selection product) or
     float64, dense or sparse CSR/CSC; the refits run in float64 on the
@@ -221,7 +340,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     References
     ----------
     .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
-       Efficient multiclass learning with feature sharing", NIPS 2011.
+       Efficient multiclass learning with feature sharing", NIPS 2011;
+       §3.1 (selection rules, eq. (6) and (7)), §3.3 (penalties).
 
     Examples
     --------
@@ -240,21 +360,57 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         *,
         n_features_to_select=None,
         features="raw",
+        selection="gradient_l1",
         alpha=0.0,
+        penalty="fro",
+        beta=10.0,
         fit_intercept=True,
         tol=1e-4,
         max_iter=200,
+        validation_fraction=None,
+        n_iter_no_change=None,
+        random_state=None,
+        warm_start=False,
         verbose=0,
         callback=None,
     ):
         self.n_features_to_select = n_features_to_select
         self.features = features
+        self.selection = selection
         self.alpha = alpha
+        self.penalty = penalty
+        self.beta = beta
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.callback = callback
+
+    def _check_params(self):
+        super()._check_params()
+        for name, allowed in (("selection", SELECTION_RULES), ("penalty", PENALTIES)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        check_scalar(self.beta, "beta", numbers.Real, min_val=1.0)
+        if not np.isfinite(self.beta):
+            raise ValueError(f"beta must be finite, got {self.beta}")
+        if self.validation_fraction is not None:
+            check_scalar(self.validation_fraction, "validation_fraction", numbers.Real,
+                         min_val=0.0, max_val=1.0, include_boundaries="neither")
+        if self.n_iter_no_change is not None:
+            check_scalar(self.n_iter_no_change, "n_iter_no_change", numbers.Integral,
+                         min_val=1)
+            if self.validation_fraction is None:
+                raise ValueError(
+                    "n_iter_no_change needs validation_fraction: early stopping "
+                    "watches the loss on a held-out part of the training data"
+                )
+        check_bool(self.warm_start, "warm_start")
 
     def fit(self, X, y, sample_weight=None):
         """Run ShareBoost for ``n_features_to_select`` rounds.
@@ -281,17 +437,92 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         ValueError
             If ``X`` contains NaN or infinity, is not 2-D, has a length
             different from ``y``; if ``y`` has a single class; if
-            ``n_features_to_select`` or another parameter is out of range.
+            ``n_features_to_select`` or another parameter is out of range;
+            if ``selection="full"`` is asked on too large a problem; with
+            ``warm_start=True``, if the data's shape or classes differ from
+            the fitted ones or ``n_features_to_select`` is below ``n_iter_``.
         """
-        X, y_idx, sample_weight = self._fit_candidates(X, y, sample_weight)
+        warm = bool(self.warm_start) and hasattr(self, "_path")
+        if warm:
+            previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
+                        self._validation_mask)
+        X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
         classes = self.classes_
+        n_classes = classes.shape[0]
+        if warm:
+            n_features, n_samples, old_classes, mask = previous
+            if (n_samples, n_features) != X.shape or not (
+                old_classes.shape == classes.shape and np.all(old_classes == classes)
+            ):
+                raise ValueError(
+                    "warm_start=True continues a fitted path on the same data: "
+                    f"fitted on shape {(n_samples, n_features)} with classes "
+                    f"{old_classes!r}, got shape {X.shape} with classes {classes!r}. "
+                    "Set warm_start=False to fit from scratch."
+                )
+            if (mask is None) != (self.validation_fraction is None):
+                raise ValueError(
+                    "validation_fraction cannot be switched on or off between "
+                    "warm-started fits; set warm_start=False to fit from scratch"
+                )
+        else:
+            mask = None
+            if self.validation_fraction is not None:
+                _, val_idx = train_test_split(
+                    np.arange(X.shape[0]), test_size=self.validation_fraction,
+                    stratify=y_idx, random_state=check_random_state(self.random_state),
+                )
+                mask = np.zeros(X.shape[0], dtype=bool)
+                mask[val_idx] = True
+        self._n_samples_fit = X.shape[0]
+        self._validation_mask = mask
+
+        X_val = y_val = w_val = None
+        if mask is not None:
+            X_val, y_val = X[mask], y_idx[mask]
+            w_val = None if sample_weight is None else sample_weight[mask]
+            X, y_idx = X[~mask], y_idx[~mask]
+            if sample_weight is not None:
+                sample_weight = sample_weight[~mask]
+            if np.unique(y_idx).shape[0] < n_classes:
+                raise ValueError(
+                    "the training part of the validation split lacks some "
+                    "classes; use a smaller validation_fraction"
+                )
+
+        if warm:
+            n_rounds = self._resolve_n_features_to_select(
+                X.shape[1], self.features_.n_candidates_)
+            if n_rounds < self.n_iter_:
+                raise ValueError(
+                    f"n_features_to_select={self.n_features_to_select} resolves to "
+                    f"{n_rounds} rounds, fewer than the n_iter_={self.n_iter_} "
+                    "already fitted, when warm_start=True"
+                )
+            if n_rounds == self.n_iter_:
+                return self  # nothing to add
+        self.features_ = resolve_features(self.features).fit(X)
         n_rounds = self._resolve_n_features_to_select(
             X.shape[1], self.features_.n_candidates_)
+
+        callback = self.callback
+        early = self.n_iter_no_change is not None
+        if mask is not None:
+            history = ([], [])
+            X_val_sel = np.zeros((X_val.shape[0], n_rounds))
+            if warm:
+                t0 = self.n_iter_
+                history[0].extend(self.validation_scores_[:t0])
+                history[1].extend(self.validation_errors_[:t0])
+                X_val_sel[:, :t0] = self.features_.transform_candidates(
+                    X_val, self.selected_features_)
+            callback = self._validation_monitor(
+                X_val, y_val, w_val, X_val_sel, history, self.callback)
 
         path = shareboost_path(
             X,
             y_idx,
-            n_classes=classes.shape[0],
+            n_classes=n_classes,
             n_rounds=n_rounds,
             features=self.features_,
             alpha=float(self.alpha),
@@ -299,30 +530,69 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             sample_weight=sample_weight,
             tol=float(self.tol),
             max_iter=int(self.max_iter),
-            callback=self.callback,
+            callback=callback,
             verbose=int(self.verbose),
+            selection=self.selection,
+            penalty=self.penalty,
+            beta=float(self.beta),
+            init_path=self._path if warm else None,
         )
+        for name in ("validation_scores_", "validation_errors_", "best_iteration_"):
+            self.__dict__.pop(name, None)
+        if mask is not None:
+            self.validation_scores_ = np.array(history[0])
+            self.validation_errors_ = np.array(history[1])
+            self.best_iteration_ = int(np.argmin(self.validation_scores_)) + 1
+            if early:
+                path = _truncate(path, self.best_iteration_)
+        self._path = path
         self.features_.end_scan(path.selected_features)
         self.selected_features_ = path.selected_features
         self.n_iter_ = len(path.selected_features)
         self.train_loss_ = path.train_loss
         self.refit_n_iter_ = path.refit_n_iter
+        self.selection_scores_ = path.selection_scores
         self._coef_path = path.coefs
         self._intercept_path = path.intercepts
         self.support_ = self.features_.support_
         if isinstance(self.features_, RawFeatures):
-            W = np.zeros((classes.shape[0], X.shape[1]))
+            W = np.zeros((n_classes, X.shape[1]))
             W[:, self.selected_features_] = path.coefs[-1]
         else:
             W = path.coefs[-1].copy()
         b = path.intercepts[-1]
-        if classes.shape[0] == 2:
+        if n_classes == 2:
             self.coef_ = (W[1] - W[0])[None, :]
             self.intercept_ = np.array([b[1] - b[0]])
         else:
             self.coef_ = W
             self.intercept_ = b.copy()
         return self
+
+    def _validation_monitor(self, X_val, y_val, w_val, X_val_sel, history, user_callback):
+        """The path's callback recording the validation loss and error; True stops."""
+        n_iter_no_change = self.n_iter_no_change
+        features = self.features_
+        scores_hist, errors_hist = history
+        total = X_val.shape[0] if w_val is None else float(np.sum(w_val))
+
+        def monitor(info):
+            stop = bool(user_callback(info)) if user_callback is not None else False
+            t = info.round
+            X_val_sel[:, t - 1] = features.transform_candidates(X_val, [info.feature])[:, 0]
+            scores = np.ascontiguousarray(X_val_sel[:, :t] @ info.coef.T + info.intercept)
+            grad = np.empty_like(scores)
+            loss = _loss_gradient(scores, y_val, w_val, grad) / total
+            wrong = (np.argmax(scores, axis=1) != y_val).astype(float)
+            error = float(np.average(wrong, weights=w_val))
+            scores_hist.append(loss)
+            errors_hist.append(error)
+            if n_iter_no_change is not None:
+                best = int(np.argmin(scores_hist))
+                stop = stop or len(scores_hist) - 1 - best >= n_iter_no_change
+            return stop
+
+        return monitor
 
     def _selected_columns(self, X):
         """Validate new data and return only the selected columns, dense float64."""

@@ -18,6 +18,14 @@ from threadpoolctl import threadpool_limits
 
 from ..features._base import RawFeatures
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ._selection import (
+    FULL_MAX_WORK,
+    PENALTIES,
+    SELECTION_RULES,
+    penalty_value_grad,
+    select_full,
+    select_one_column,
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,10 @@ class ShareBoostRound:
     train_loss : float
         Objective (mean loss plus penalty) after the refit.
     selection_score : float
-        ``||G[:, feature]||_1``, the l1 norm of the selected gradient column.
+        The selection rule's score of ``feature``: ``||G[:, feature]||_1``
+        (the l1 norm of its gradient column) for ``"gradient_l1"``; for the
+        other rules the objective value its one-column update, line search
+        or refit reached (lower is better).
     refit_n_iter : int
         L-BFGS iterations of this round's refit.
     elapsed : float
@@ -73,7 +84,8 @@ class ShareBoostPath:
     train_loss : ndarray of shape (n_rounds,)
         Training objective after each refit.
     selection_scores : ndarray of shape (n_rounds,)
-        ``||G[:, j]||_1`` of each selected column when it was selected.
+        The selection rule's score of each selected column when it was
+        selected (:attr:`ShareBoostRound.selection_score`).
     refit_n_iter : ndarray of shape (n_rounds,), dtype intp
         L-BFGS iterations of each refit.
     n_refits_not_converged : int
@@ -92,14 +104,19 @@ class ShareBoostPath:
 class _Objective:
     """The ShareBoost refit objective restricted to the selected columns.
 
-    ``L(W, b) = sum_i w_i l(W x_i + b, y_i) / sum_i w_i + alpha ||W||_F^2``,
-    with ``W`` of shape (n_classes, t) acting on the first ``t`` columns of
-    the selected-feature buffer. Parameters are packed as ``[W.ravel(), b]``.
+    ``L(W, b) = sum_i w_i l(W x_i + b, y_i) / sum_i w_i + P(W)``, with ``W``
+    of shape (n_classes, t) acting on the first ``t`` columns of the
+    selected-feature buffer and ``P`` the penalty: ``alpha ||W||_F^2``
+    (``"fro"``) or the smoothed ``||W||_{inf,1}`` (``"linf1_smooth"``, see
+    :mod:`mcsparse.solvers._selection`). Parameters are packed as
+    ``[W.ravel(), b]``.
     """
 
     def __init__(self, X_sel, y, sample_weight, n_classes, alpha, fit_intercept,
-                 margin=1.0):
+                 margin=1.0, penalty="fro", beta=10.0):
         self.X_sel = X_sel
+        self.penalty = penalty
+        self.beta = beta
         self.margin = margin
         self.y = y
         self.sample_weight = sample_weight
@@ -127,8 +144,13 @@ class _Objective:
         loss /= self.total
         grad_W = (self.residual.T @ Xt) / self.total
         if self.alpha > 0:
-            loss += self.alpha * np.dot(W.ravel(), W.ravel())
-            grad_W += 2.0 * self.alpha * W
+            if self.penalty == "fro":
+                loss += self.alpha * np.dot(W.ravel(), W.ravel())
+                grad_W += 2.0 * self.alpha * W
+            else:
+                value, grad = penalty_value_grad(W, self.alpha, self.penalty, self.beta)
+                loss += value
+                grad_W += grad
         parts = [grad_W.ravel()]
         if self.fit_intercept:
             parts.append(self.residual.sum(axis=0) / self.total)
@@ -155,14 +177,19 @@ def shareboost_path(
     max_iter=200,
     callback=None,
     verbose=0,
+    selection="gradient_l1",
+    penalty="fro",
+    beta=10.0,
+    init_path=None,
 ):
     """Run ShareBoost for ``n_rounds`` rounds on validated inputs.
 
     The low-level solver behind :class:`mcsparse.ShareBoostClassifier`: the
     algorithm of [SWS2011]_ (NOTES.md, "Algorithm (ShareBoost)"). Round 0
     fits the intercept alone (when ``fit_intercept``); every round then adds
-    the unselected column with the largest ``||G[:, j]||_1`` and refits all
-    selected columns by L-BFGS, warm-started from the previous round.
+    the unselected column chosen by ``selection`` (by default the largest
+    ``||G[:, j]||_1``) and refits all selected columns by L-BFGS,
+    warm-started from the previous round.
 
     Parameters
     ----------
@@ -181,7 +208,8 @@ def shareboost_path(
         of ``X`` (:class:`mcsparse.features.RawFeatures`). The path leaves
         its scan running: call ``features.end_scan(selected)`` when done.
     alpha : float, default=0.0
-        Frobenius penalty ``alpha * ||W||_F^2`` (§3.3).
+        Strength of the penalty (§3.3): ``alpha * ||W||_F^2`` for
+        ``penalty="fro"``.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept vector.
     margin : float, default=1.0
@@ -200,6 +228,26 @@ def shareboost_path(
         return value stops the path.
     verbose : int, default=0
         Print one line per round when positive.
+    selection : {"gradient_l1", "best_column", "line_search", "full"}, \
+            default="gradient_l1"
+        Selection rule (§3.1, :mod:`mcsparse.solvers._selection`): the
+        largest ``||G[:, j]||_1``; the best one-column update, eq. (6); the
+        line search along the gradient column, eq. (7); or the fully
+        corrective refit of every candidate. The last three evaluate every
+        unselected candidate on the objective the refit minimises (penalty
+        included); "full" refuses problems with ``n_candidates * n_samples *
+        n_classes * n_rounds`` above ``FULL_MAX_WORK`` (1e9).
+    penalty : {"fro", "linf1_smooth"}, default="fro"
+        ``alpha * ||W||_F^2``, or the smoothed ``||W||_{inf,1}``:
+        ``(alpha / beta) sum_j [log sum_i (exp(beta W_ij) + exp(-beta W_ij))
+        - log(2 n_classes)]`` (§3.3; the constant makes it zero at ``W = 0``).
+    beta : float, default=10.0
+        Smoothing of ``"linf1_smooth"``, at least 1.
+    init_path : ShareBoostPath, default=None
+        Continue this path (from an earlier call on the same data, family
+        and parameters) instead of starting from ``W = 0``: its selected
+        features, last ``W`` and intercept are the starting state, and the
+        returned path extends its lists up to ``n_rounds`` rounds in all.
 
     Returns
     -------
@@ -221,13 +269,35 @@ def shareboost_path(
        Efficient multiclass learning with feature sharing", NIPS 2011.
     """
     start = time.perf_counter()
+    if selection not in SELECTION_RULES:
+        raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    if penalty == "linf1_smooth" and not beta >= 1:
+        raise ValueError(f"beta must be >= 1, got {beta}")
     n_samples = X.shape[0]
     k = n_classes
     if features is None:
         features = RawFeatures().fit(X)
+    t0 = 0 if init_path is None else len(init_path.selected_features)
+    if t0 > n_rounds:
+        raise ValueError(
+            f"init_path has {t0} rounds, more than n_rounds={n_rounds}"
+        )
+    if selection == "full":
+        work = float(features.n_candidates_) * n_samples * k * (n_rounds - t0)
+        if work > FULL_MAX_WORK:
+            raise ValueError(
+                f'selection="full" refits every candidate every round: '
+                f"n_candidates * n_samples * n_classes * n_rounds = {work:.3g} "
+                f"exceeds the limit {FULL_MAX_WORK:.0e} (minutes to hours of "
+                'refits). Use "best_column" or "line_search", fewer rounds, '
+                "or a smaller problem."
+            )
     X_sel = np.zeros((n_samples, n_rounds), order="F")
     shift = np.zeros(n_rounds)  # column means removed from X_sel (with an intercept)
-    objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept, margin)
+    objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept, margin,
+                           penalty, beta)
     options = {
         "maxiter": max_iter,
         "ftol": 64 * np.finfo(float).eps,
@@ -261,24 +331,8 @@ def shareboost_path(
             status = "ok"
         return res.x, int(res.nit), status
 
-    stops = {"ok": 0, "max_iter": 0, "failed": 0}
-    # Round 0: W = 0 and, with an intercept, the best intercept-only model.
-    params = np.zeros(k if fit_intercept else 0)
-    loss, _ = objective(params, 0)
-    if fit_intercept:
-        params, _, status = refit(params, 0, loss)
-        stops[status] += 1
-        loss, _ = objective(params, 0)
-    # objective.residual now holds the residuals at the current W
-
-    selected = []
-    coefs, intercepts, losses, sel_scores, n_iters = [], [], [], [], []
-    for t in range(1, n_rounds + 1):
-        j, score = features.best_candidate(objective.residual,
-                                           np.sort(np.array(selected, dtype=np.intp)))
-        score /= objective.total
-        selected.append(j)
-        column = features.training_columns([j])[:, 0]
+    def put_column(column, t):
+        """Store a candidate's training column as column ``t - 1`` of ``X_sel``."""
         if fit_intercept:
             # Refit on the centred column: the same model (the intercept
             # absorbs W @ shift) and the same penalty, but about half the
@@ -287,11 +341,70 @@ def shareboost_path(
             column = column - shift[t - 1]
         X_sel[:, t - 1] = column
 
+    stops = {"ok": 0, "max_iter": 0, "failed": 0}
+    if init_path is None:
+        # Round 0: W = 0 and, with an intercept, the best intercept-only model.
+        params = np.zeros(k if fit_intercept else 0)
+        loss, _ = objective(params, 0)
+        if fit_intercept:
+            params, _, status = refit(params, 0, loss)
+            stops[status] += 1
+            loss, _ = objective(params, 0)
+        selected = []
+        coefs, intercepts, losses, sel_scores, n_iters = [], [], [], [], []
+    else:
+        # Continue a path: rebuild X_sel and the solver's (centred) intercept.
+        selected = [int(j) for j in init_path.selected_features]
+        for t, j in enumerate(selected, 1):
+            put_column(features.training_columns([j])[:, 0], t)
+        coefs = list(init_path.coefs)
+        intercepts = list(init_path.intercepts)
+        losses = list(init_path.train_loss)
+        sel_scores = list(init_path.selection_scores)
+        n_iters = list(init_path.refit_n_iter)
+        W = np.asarray(coefs[-1], dtype=np.float64) if t0 else np.zeros((k, 0))
+        parts = [W.ravel()]
+        if fit_intercept:
+            b = np.asarray(intercepts[-1], dtype=np.float64) if t0 else np.zeros(k)
+            parts.append(b + W @ shift[:t0])
+        params = np.concatenate(parts)
+        loss, _ = objective(params, t0)
+    # objective.residual now holds the residuals at the current W
+
+    for t in range(t0 + 1, n_rounds + 1):
+        excluded = np.sort(np.array(selected, dtype=np.intp))
         # warm start: previous W plus a zero column for the new feature
         W, b = objective.unpack(params, t - 1)
         W0 = np.hstack([W, np.zeros((k, 1))])
-        params = np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
-        params, nit, status = refit(params, t, loss)
+        params0 = np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
+        refitted = None
+        if selection == "gradient_l1":
+            j, score = features.best_candidate(objective.residual, excluded)
+            score /= objective.total
+        elif selection == "full":
+            def try_candidate(column, t=t, params0=params0, start_loss=loss):
+                put_column(column, t)
+                result = refit(params0, t, start_loss)
+                return objective(result[0], t)[0], result
+
+            j, score, refitted = select_full(features, excluded, try_candidate)
+        else:
+            penalty_W = 0.0
+            if alpha > 0:
+                penalty_W = penalty_value_grad(W, alpha, penalty, beta)[0]
+            j, score = select_one_column(
+                selection, features, excluded, scores=objective.scores,
+                residual=objective.residual, y=y, sample_weight=sample_weight,
+                total=objective.total, margin=margin, alpha=alpha, penalty=penalty,
+                beta=beta, penalty_W=penalty_W,
+            )
+        selected.append(j)
+        put_column(features.training_columns([j])[:, 0], t)
+
+        if refitted is None:
+            params, nit, status = refit(params0, t, loss)
+        else:  # "full": the chosen candidate's refit, already done
+            params, nit, status = refitted
         stops[status] += 1
         loss, _ = objective(params, t)  # also refreshes the residual at the new W
 
@@ -348,5 +461,6 @@ def shareboost_path(
         train_loss=np.array(losses),
         selection_scores=np.array(sel_scores),
         refit_n_iter=np.array(n_iters, dtype=np.intp),
-        n_refits_not_converged=stops["max_iter"] + stops["failed"],
+        n_refits_not_converged=stops["max_iter"] + stops["failed"]
+        + (0 if init_path is None else init_path.n_refits_not_converged),
     )
