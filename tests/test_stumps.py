@@ -5,7 +5,7 @@ import pytest
 
 from mcsparse import ShareBoostClassifier
 from mcsparse.features import DecisionStumps, RawFeatures
-from mcsparse.features._stumps import scan_stumps_numpy, sort_stumps
+from mcsparse.features._stumps import rank_stumps, scan_stumps_numpy
 from mcsparse.features._stumps_fast import scan_stumps
 
 NO_IDS = np.array([], dtype=np.intp)
@@ -48,17 +48,16 @@ def _brute_force(X, R, excluded=()):
 def test_cython_matches_numpy_twin(data_dtype, resid_dtype, shape, n_values):
     X, R = _problem(*shape, data_dtype, n_values)
     R = R.astype(resid_dtype)
-    order, is_boundary, offsets = sort_stumps(X)
+    ranks, _, offsets = rank_stumps(X)
     rng = np.random.default_rng(1)
     n_candidates = offsets[-1]
     for excluded in [NO_IDS, np.sort(rng.choice(n_candidates, n_candidates // 2,
                                                  replace=False)).astype(np.intp)]:
-        got = scan_stumps(order, is_boundary, R, offsets, excluded)
-        ref = scan_stumps_numpy(order, is_boundary, R, offsets, excluded)
+        got = scan_stumps(ranks, R, offsets, excluded)
+        ref = scan_stumps_numpy(ranks, R, offsets, excluded)
         rtol = 1e-5 if resid_dtype == np.float32 else 1e-12
         np.testing.assert_allclose(got[0], ref[0], rtol=rtol)
         np.testing.assert_array_equal(got[1], ref[1])
-        np.testing.assert_array_equal(got[2], ref[2])
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -141,19 +140,32 @@ def test_transform_after_end_scan_reads_only_kept_stumps():
         stumps.transform_candidates(X[:, :3], ids)
 
 
-def test_scan_rejects_inconsistent_shapes():
-    X, R = _problem(10, 2, 3, np.float64)
-    order, is_boundary, offsets = sort_stumps(X)
-    with pytest.raises(ValueError, match="is_boundary"):
-        scan_stumps(order, is_boundary[:, :-1].copy(), R, offsets, NO_IDS)
+def test_scan_rejects_inconsistent_input():
+    X, R = _problem(10, 2, 3, np.float64, n_values=4)
+    ranks, _, offsets = rank_stumps(X)
     with pytest.raises(ValueError, match="residual has"):
-        scan_stumps(order, is_boundary, R[:-1].copy(), offsets, NO_IDS)
-    with pytest.raises(ValueError, match="offsets"):
-        scan_stumps(order, is_boundary, R, offsets[:-1].copy(), NO_IDS)
+        scan_stumps(ranks, R[:-1].copy(), offsets, NO_IDS)
+    with pytest.raises(ValueError, match="offsets must have"):
+        scan_stumps(ranks, R, offsets[:-1].copy(), NO_IDS)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        scan_stumps(ranks, R, np.array([0, 3, 2], dtype=np.intp), NO_IDS)
+    with pytest.raises(ValueError, match="start at 0"):
+        scan_stumps(ranks, R, offsets + 1, NO_IDS)
+    with pytest.raises(ValueError, match="more than"):
+        scan_stumps(ranks, R, np.array([0, 20, 20], dtype=np.intp), NO_IDS)
     with pytest.raises(ValueError, match="sorted"):
-        scan_stumps(order, is_boundary, R, offsets, np.array([3, 1], dtype=np.intp))
+        scan_stumps(ranks, R, offsets, np.array([3, 1], dtype=np.intp))
+    bad = ranks.copy()
+    bad[1, 4] = offsets[2] - offsets[1] + 1  # one past the feature's last value
+    with pytest.raises(ValueError, match="ranks of feature 1"):
+        scan_stumps(bad, R, offsets, NO_IDS)
+    bad[1, 4] = -1
+    with pytest.raises(ValueError, match="ranks of feature 1"):
+        scan_stumps(bad, R, offsets, NO_IDS)
     with pytest.raises(TypeError):
-        scan_stumps(None, is_boundary, R, offsets, NO_IDS)
+        scan_stumps(None, R, offsets, NO_IDS)
+    with pytest.raises(ValueError):  # int64 ranks: a dtype mismatch, not a crash
+        scan_stumps(ranks.astype(np.int64), R, offsets, NO_IDS)
 
 
 def test_shareboost_with_stumps_predicts_from_selected_stumps(pendigits_small):

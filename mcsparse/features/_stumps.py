@@ -23,8 +23,8 @@ def _first_best(scores):
     return best
 
 
-def sort_stumps(X):
-    """Sort every feature once and mark the threshold candidates.
+def rank_stumps(X):
+    """Rank every feature's values once: the data the stump scan reads.
 
     Parameters
     ----------
@@ -33,57 +33,64 @@ def sort_stumps(X):
 
     Returns
     -------
-    order : ndarray of shape (n_features, n_samples), int32, C order
-        Stable argsort of each column.
-    is_boundary : ndarray of shape (n_features, n_samples - 1), uint8, C order
-        1 where the sorted values increase from position ``p`` to ``p + 1``.
+    ranks : ndarray of shape (n_features, n_samples), int32, C order
+        ``ranks[f, i]``: rank of ``X[i, f]`` among the distinct values of
+        column ``f`` (0 for the smallest).
+    values : ndarray of shape (n_values_total,), float64
+        The distinct values of every feature in increasing order, feature
+        after feature; feature ``f``'s start at ``offsets[f] + f``.
     offsets : ndarray of shape (n_features + 1,), intp
         Cumulative number of candidates: feature ``f`` owns the candidate ids
-        ``offsets[f] .. offsets[f + 1] - 1``, in increasing threshold order.
+        ``offsets[f] .. offsets[f + 1] - 1``, one per pair of consecutive
+        distinct values, in increasing threshold order.
     """
     n_samples, n_features = X.shape
     if n_samples >= np.iinfo(np.int32).max:
-        raise ValueError(f"too many samples for int32 sort indices: {n_samples}")
-    order = np.empty((n_features, n_samples), dtype=np.int32)
-    is_boundary = np.empty((n_features, max(n_samples - 1, 0)), dtype=np.uint8)
+        raise ValueError(f"too many samples for int32 ranks: {n_samples}")
+    ranks = np.empty((n_features, n_samples), dtype=np.int32)
+    values, n_values = [], np.zeros(n_features, dtype=np.intp)
     for f in range(n_features):  # one column at a time: no (n, d) int64 temporary
-        o = np.argsort(X[:, f], kind="stable")
-        v = X[o, f]
-        order[f] = o
-        is_boundary[f] = v[1:] > v[:-1]
+        distinct, inverse = np.unique(X[:, f], return_inverse=True)
+        ranks[f] = inverse
+        values.append(distinct.astype(np.float64))
+        n_values[f] = distinct.size
     offsets = np.zeros(n_features + 1, dtype=np.intp)
-    np.cumsum(is_boundary.sum(axis=1, dtype=np.intp), out=offsets[1:])
-    return order, is_boundary, offsets
+    np.cumsum(np.maximum(n_values - 1, 0), out=offsets[1:])
+    values = np.concatenate(values) if values else np.zeros(0)
+    return ranks, values, offsets
 
 
-def scan_stumps_numpy(order, is_boundary, residual, offsets, excluded):
+def scan_stumps_numpy(ranks, residual, offsets, excluded):
     """Plain-NumPy twin of the Cython ``scan_stumps`` (for tests and benchmarks).
 
     Same arguments and results: per feature, the best non-excluded stump's
-    score ``||sum_{v_f <= theta} R_i||_1``, global id and sorted position
-    (``-inf``, -1, -1 when the feature has no candidate left), the first
-    threshold on ties (within the relative ``TIE_RTOL``). Prefix sums by
-    ``np.cumsum``, one feature at a time.
+    score ``||sum_{v_f <= theta} R_i||_1`` and global id (``-inf`` and -1
+    when the feature has no candidate left), the first threshold on ties
+    (within the relative ``TIE_RTOL``). Per-value sums by ``np.bincount``,
+    then prefix sums by ``np.cumsum``, one feature at a time.
     """
-    n_features, n_samples = order.shape
+    n_features = ranks.shape[0]
     best_score = np.full(n_features, -np.inf)
     best_id = np.full(n_features, -1, dtype=np.intp)
-    best_pos = np.full(n_features, -1, dtype=np.intp)
     excluded = set(np.asarray(excluded).tolist())
     for f in range(n_features):
-        positions = np.flatnonzero(is_boundary[f])
-        if positions.size == 0:
+        n_values = offsets[f + 1] - offsets[f] + 1
+        if n_values < 2:
             continue
-        prefix = np.cumsum(residual[order[f]], axis=0, dtype=np.float64)
-        scores = np.abs(prefix[positions]).sum(axis=1)
-        ids = offsets[f] + np.arange(positions.size)
+        bins = np.column_stack([
+            np.bincount(ranks[f], weights=residual[:, c].astype(np.float64),
+                        minlength=n_values)
+            for c in range(residual.shape[1])])
+        prefix = np.cumsum(bins[:-1], axis=0)
+        scores = np.abs(prefix).sum(axis=1)
+        ids = offsets[f] + np.arange(n_values - 1)
         keep = np.array([i not in excluded for i in ids.tolist()], dtype=bool)
         if not keep.any():
             continue
         scores = np.where(keep, scores, -np.inf)
         b = _first_best(scores)
-        best_score[f], best_id[f], best_pos[f] = scores[b], ids[b], positions[b]
-    return best_score, best_id, best_pos
+        best_score[f], best_id[f] = scores[b], ids[b]
+    return best_score, best_id
 
 
 class DecisionStumps(CandidateFeatures):
@@ -93,10 +100,11 @@ class DecisionStumps(CandidateFeatures):
     ``theta`` halfway between two consecutive distinct training values of
     ``f``, the binary feature ``1[v_f <= theta]`` ([SWS2011]_, §4.1; the
     constant all-ones stump is left out, it duplicates the intercept). Each
-    feature is sorted once in :meth:`fit`; then every round a Cython module
-    scores all thresholds of a feature in one pass over the sorted samples,
-    from prefix sums of the residual rows: ``O(n_samples * n_classes)`` per
-    feature, and no stump is ever materialised.
+    feature's values are ranked once in :meth:`fit` (one sort); then every
+    round a Cython module scores all thresholds of a feature in one pass over
+    the samples, adding each residual row into its value's bin and taking
+    prefix sums of the bins: ``O(n_samples * n_classes)`` per feature, and no
+    stump is ever materialised.
 
     Used as ``ShareBoostClassifier(features="stumps")`` or
     ``features=DecisionStumps()``.
@@ -116,17 +124,19 @@ class DecisionStumps(CandidateFeatures):
 
     Notes
     -----
-    With the training samples sorted by ``v_f``, the gradient column of the
-    stump at the ``p``-th distinct-value boundary is the prefix sum
+    The gradient column of the stump with threshold ``theta`` is a prefix
+    sum over the distinct values of ``v_f`` up to ``theta``
 
     .. math::
 
         G_{:, (f, \theta)} = \frac{1}{\sum_i w_i} \sum_{i : v_{i,f} \le \theta}
         w_i (p_i - e_{y_i}),
 
-    and ShareBoost's score is its l1 norm over classes. Memory: an int32
-    sort order and a uint8 boundary mask, 5 bytes per (sample, feature).
-    Sparse input is densified.
+    and ShareBoost's score is its l1 norm over classes. Memory: int32 ranks,
+    4 bytes per (sample, feature), and the distinct values. The per-value
+    bins stay in cache when features have few distinct values (pixels,
+    integer features), which keeps the time per round linear in
+    ``n_samples``. Sparse input is densified.
 
     References
     ----------
@@ -178,16 +188,17 @@ class DecisionStumps(CandidateFeatures):
                           dtype=(np.float64, np.float32))
         if sp.issparse(X):
             X = X.toarray()
-        self._order, self._is_boundary, self._offsets = sort_stumps(X)
+        self._ranks, self._values, self._offsets = rank_stumps(X)
         self._X_fit = X
         self._definitions = {}
         self.n_candidates_ = int(self._offsets[-1])
         return self
 
-    def _threshold(self, f, p):
-        """Halfway between the sorted values at positions p and p + 1 of feature f."""
-        a = float(self._X_fit[self._order[f, p], f])
-        b = float(self._X_fit[self._order[f, p + 1], f])
+    def _threshold(self, f, r):
+        """Halfway between the distinct values of ranks r and r + 1 of feature f."""
+        start = self._offsets[f] + f
+        a = float(self._values[start + r])
+        b = float(self._values[start + r + 1])
         theta = 0.5 * a + 0.5 * b  # no overflow for values near the float max
         # adjacent floats: the halfway point may round up to b; keep a <= theta < b
         return theta if a <= theta < b else a
@@ -219,9 +230,7 @@ class DecisionStumps(CandidateFeatures):
         self._check_scanning()
         excluded = np.unique(np.asarray(excluded, dtype=np.intp))
         residual = np.ascontiguousarray(residual)
-        score, ids, positions = scan_stumps(
-            self._order, self._is_boundary, residual, self._offsets, excluded
-        )
+        score, ids = scan_stumps(self._ranks, residual, self._offsets, excluded)
         f = _first_best(score)
         if f < 0:
             raise ValueError(
@@ -229,7 +238,7 @@ class DecisionStumps(CandidateFeatures):
                 "on the training data or all its stumps are selected"
             )
         stump_id = int(ids[f])
-        self._definitions[stump_id] = (f, self._threshold(f, int(positions[f])))
+        self._definitions[stump_id] = (f, self._threshold(f, stump_id - int(self._offsets[f])))
         return stump_id, float(score[f])
 
     def _definition(self, stump_id):
@@ -240,11 +249,9 @@ class DecisionStumps(CandidateFeatures):
                 raise ValueError(
                     f"stump {stump_id} was not kept by end_scan"
                 ) from None
-        # any id of a fitted family: find its feature and sorted position
+        # any id of a fitted family: find its feature and value rank
         f = int(np.searchsorted(self._offsets, stump_id, side="right") - 1)
-        rank = stump_id - self._offsets[f]
-        p = int(np.flatnonzero(self._is_boundary[f])[rank])
-        self._definitions[stump_id] = (f, self._threshold(f, p))
+        self._definitions[stump_id] = (f, self._threshold(f, stump_id - int(self._offsets[f])))
         return self._definitions[stump_id]
 
     def _columns(self, X, ids):
@@ -263,7 +270,7 @@ class DecisionStumps(CandidateFeatures):
         return self._columns(self._X_fit, self._check_ids(ids, self.n_candidates_))
 
     def end_scan(self, ids):
-        """Free the sort orders and keep the stumps ``ids``.
+        """Free the ranks and keep the stumps ``ids``.
 
         Parameters
         ----------
@@ -284,7 +291,7 @@ class DecisionStumps(CandidateFeatures):
         self.thresholds_ = np.array([t for _, t in definitions], dtype=np.float64)
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)
         self.support_[self.stump_features_] = True
-        self._X_fit = self._order = self._is_boundary = None
+        self._X_fit = self._ranks = self._values = None
         return self
 
     def transform_candidates(self, X, ids):
