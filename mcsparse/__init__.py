@@ -23,9 +23,9 @@ except ModuleNotFoundError as exc:  # the source tree shadows the installed pack
     raise ImportError(
         f"mcsparse's compiled Cython modules are missing in {Path(__file__).parent}. "
         "This is probably the source tree, not the installed package: Python "
-        "puts the current directory first on sys.path for 'python -m'. Run "
-        "from another directory (or use the 'mcsparse' command), or build in "
-        "place with 'pip install -e .'."
+        "puts the current directory first on sys.path (python -m, python -c, "
+        "a script or notebook started there). Run from another directory (or "
+        "use the 'mcsparse' command), or build in place with 'pip install -e .'."
     ) from exc
 
 __all__ = [
