@@ -10,6 +10,7 @@ import hashlib
 import io
 import numbers
 import tarfile
+import zlib
 from importlib import resources
 
 import numpy as np
@@ -384,20 +385,8 @@ def load_letter(*, subset="train", data_home=None, return_X_y=False):
                   DESCR="UCI Letter Recognition: 16 statistics of character images.")
 
 
-@functools.lru_cache(maxsize=2)
-def _decode_chars74k(path):
-    """Decode the (checksum-verified) Chars74K tar: read-only ``(X, y)``.
-
-    Members are read in archive order and the result is sorted by member
-    name. Cached per resolved path, since decoding takes a few seconds;
-    callers must copy before handing the arrays out.
-    """
-    try:
-        from PIL import Image
-    except ImportError as exc:
-        raise ImportError(
-            "load_chars74k needs Pillow to decode the PNG images: pip install pillow"
-        ) from exc
+def _read_chars74k_members(path, Image):
+    """``(name, label, pixels)`` of every member of the Chars74K tar, checked."""
     entries = []
     with tarfile.open(path, "r|gz") as archive:
         for member in archive:
@@ -424,6 +413,27 @@ def _decode_chars74k(path):
                                  f"mode {mode!r} and size {size[0]}x{size[1]}; expected a 28x28 "
                                  "PNG of mode 'L' (8-bit grey)")
             entries.append((member.name, _CHARS74K_CLASS_OF_DIR[parts[2]], pixels))
+    return entries
+
+
+@functools.lru_cache(maxsize=2)
+def _decode_chars74k(path):
+    """Decode the (checksum-verified) Chars74K tar: read-only ``(X, y)``.
+
+    Members are read in archive order and the result is sorted by member
+    name. Cached per resolved path, since decoding takes a few seconds;
+    callers must copy before handing the arrays out.
+    """
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise ImportError(
+            "load_chars74k needs Pillow to decode the PNG images: pip install pillow"
+        ) from exc
+    try:
+        entries = _read_chars74k_members(path, Image)
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise ValueError(f"{path}: not a readable .tar.gz archive ({exc})") from exc
     entries.sort(key=lambda entry: entry[0])
     X = np.empty((len(entries), 28 * 28), dtype=np.uint8)
     for row, (_, _, pixels) in zip(X, entries):

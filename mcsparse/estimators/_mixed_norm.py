@@ -363,6 +363,8 @@ def mixed_norm_classifier_path(
     check_scalar(n_alphas, "n_alphas", numbers.Integral, min_val=1)
     check_scalar(alpha_min_ratio, "alpha_min_ratio", numbers.Real, min_val=0.0,
                  max_val=1.0, include_boundaries="neither")
+    if not np.isfinite(alpha_min_ratio):  # check_scalar lets NaN through
+        raise ValueError(f"alpha_min_ratio must be in (0, 1), got {alpha_min_ratio}")
     if alphas is not None:
         alphas = np.asarray(alphas, dtype=np.float64).ravel()
         if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):

@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
-from ..features._base import resolve_features
+from ..features._base import fit_features, resolve_features
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._selection import PENALTIES, SELECTION_RULES
@@ -91,7 +91,7 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         would define, such as stump thresholds).
         """
         X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
-        self.features_ = resolve_features(self.features).fit(X)
+        self.features_ = fit_features(resolve_features(self.features), X)
         return X, y_idx, sample_weight
 
     def _validate_fit_data(self, X, y, sample_weight):
@@ -402,6 +402,10 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         if self.validation_fraction is not None:
             check_scalar(self.validation_fraction, "validation_fraction", numbers.Real,
                          min_val=0.0, max_val=1.0, include_boundaries="neither")
+            if not np.isfinite(self.validation_fraction):  # NaN passes check_scalar
+                raise ValueError(
+                    f"validation_fraction must be in (0, 1), got {self.validation_fraction}"
+                )
         if self.n_iter_no_change is not None:
             check_scalar(self.n_iter_no_change, "n_iter_no_change", numbers.Integral,
                          min_val=1)
@@ -468,10 +472,18 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         else:
             mask = None
             if self.validation_fraction is not None:
-                _, val_idx = train_test_split(
-                    np.arange(X.shape[0]), test_size=self.validation_fraction,
-                    stratify=y_idx, random_state=check_random_state(self.random_state),
-                )
+                try:
+                    _, val_idx = train_test_split(
+                        np.arange(X.shape[0]), test_size=self.validation_fraction,
+                        stratify=y_idx,
+                        random_state=check_random_state(self.random_state),
+                    )
+                except ValueError as exc:
+                    raise ValueError(
+                        f"validation_fraction={self.validation_fraction} cannot split "
+                        f"{X.shape[0]} samples of {n_classes} classes into a "
+                        f"stratified training and validation part: {exc}"
+                    ) from exc
                 mask = np.zeros(X.shape[0], dtype=bool)
                 mask[val_idx] = True
         self._n_samples_fit = X.shape[0]
@@ -501,7 +513,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
                 )
             if n_rounds == self.n_iter_:
                 return self  # nothing to add
-        self.features_ = resolve_features(self.features).fit(X)
+        self.features_ = fit_features(resolve_features(self.features), X)
         n_rounds = self._resolve_n_features_to_select(
             X.shape[1], self.features_.n_candidates_)
 

@@ -80,6 +80,29 @@ class CandidateFeatures(BaseEstimator):
             )
         return ids
 
+    @staticmethod
+    def _check_excluded(excluded, n_candidates):
+        """``excluded`` as a sorted, repeat-free intp array of valid ids.
+
+        Rejects non-integer (float, bool) arrays and ids outside
+        ``[0, n_candidates)`` instead of casting, masking or wrapping them.
+        """
+        excluded = np.asarray(excluded)
+        if excluded.size == 0:
+            return np.zeros(0, dtype=np.intp)
+        if excluded.dtype == bool or not np.issubdtype(excluded.dtype, np.integer):
+            raise TypeError(
+                f"excluded must be an array of integer candidate ids, got dtype "
+                f"{excluded.dtype}"
+            )
+        excluded = np.unique(excluded.astype(np.intp).ravel())
+        if excluded[0] < 0 or excluded[-1] >= n_candidates:
+            raise ValueError(
+                f"excluded candidate ids must be in [0, {n_candidates}), got "
+                f"[{excluded[0]}, {excluded[-1]}]"
+            )
+        return excluded
+
 
 def _dense_columns(X, ids):
     """Columns ``ids`` of a dense array or sparse matrix, dense float64 (n, len(ids))."""
@@ -165,6 +188,7 @@ class RawFeatures(CandidateFeatures):
             If every column is excluded.
         """
         self._check_scanning()
+        excluded = self._check_excluded(excluded, self.n_candidates_)
         X = self._X_fit
         R = residual
         if X.dtype == np.float32:
@@ -216,6 +240,26 @@ class RawFeatures(CandidateFeatures):
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32), reset=False)
         return _dense_columns(X, self._check_ids(ids, self.n_candidates_))
+
+
+def fit_features(family, X):
+    """Fit a candidate family on ``X`` and check what the protocol promises.
+
+    Raises
+    ------
+    TypeError
+        If ``fit`` does not return the family itself or leaves no int
+        ``n_candidates_``.
+    """
+    name = type(family).__name__
+    if family.fit(X) is not family:
+        raise TypeError(f"{name}.fit must return self (the fitted family)")
+    n = getattr(family, "n_candidates_", None)
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise TypeError(
+            f"{name}.fit must set n_candidates_ to a non-negative int, got {n!r}"
+        )
+    return family
 
 
 def resolve_features(features):

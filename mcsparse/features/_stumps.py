@@ -228,7 +228,7 @@ class DecisionStumps(CandidateFeatures):
             If no stump is left (all features constant or all selected).
         """
         self._check_scanning()
-        excluded = np.unique(np.asarray(excluded, dtype=np.intp))
+        excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = np.ascontiguousarray(residual)
         score, ids = scan_stumps(self._ranks, residual, self._offsets, excluded)
         f = _first_best(score)

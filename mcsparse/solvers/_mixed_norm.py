@@ -339,6 +339,14 @@ def _fista(Xw, smooth, W, b, lam, penalty, fit_intercept, L, tol, max_iter,
             if loss_new <= loss_y + quad + 1e-13 * max(1.0, abs(loss_y)):
                 break
             L *= 2.0
+            if not np.isfinite(L):
+                # overflow (values of X near the float limits give inf or
+                # NaN scores): the bound never holds, stop instead of looping
+                raise ValueError(
+                    "the proximal gradient step overflowed (non-finite "
+                    "Lipschitz estimate or loss): X has values too large in "
+                    "magnitude; rescale X, e.g. to [-1, 1]"
+                )
         # adaptive restart: <y - x_new, x_new - x_old> > 0
         dx = W_new - W
         restart = np.vdot(Wy - W_new, dx)
@@ -495,6 +503,11 @@ def mixed_norm_path(
     G0 = smooth.grad_W(X, R0)
     dual0 = dual_group_norms(G0, penalty)
     lambda_max = float(dual0.max(initial=0.0))
+    if not np.isfinite(lambda_max):
+        raise ValueError(
+            "the gradient at W = 0 overflowed (lambda_max is not finite): X "
+            "has values too large in magnitude; rescale X, e.g. to [-1, 1]"
+        )
 
     if lambdas is None:
         top = lambda_max if lambda_max > 0 else 1.0

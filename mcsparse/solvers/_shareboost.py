@@ -157,6 +157,44 @@ class _Objective:
         return loss, np.concatenate(parts)
 
 
+def _checked_candidate(features, j, score, selected):
+    """The id ``best_candidate`` returned, checked against the protocol."""
+    name = type(features).__name__
+    if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
+        raise TypeError(f"{name}.best_candidate must return an int id, got {j!r}")
+    j = int(j)
+    if not 0 <= j < features.n_candidates_:
+        raise ValueError(
+            f"{name}.best_candidate returned id {j}, outside "
+            f"[0, n_candidates_={features.n_candidates_})"
+        )
+    if j in selected:
+        raise ValueError(
+            f"{name}.best_candidate returned id {j}, which is already selected "
+            "(it is in excluded)"
+        )
+    score = float(score)
+    if not np.isfinite(score):
+        raise ValueError(f"{name}.best_candidate returned a non-finite score {score}")
+    return j, score
+
+
+def _training_column(features, j, n_samples):
+    """Candidate ``j`` on the training data, checked: finite, n_samples values."""
+    column = np.asarray(features.training_columns([j]), dtype=np.float64)
+    if column.shape != (n_samples, 1):
+        raise ValueError(
+            f"{type(features).__name__}.training_columns([{j}]) has shape "
+            f"{column.shape}, expected ({n_samples}, 1)"
+        )
+    if not np.all(np.isfinite(column)):
+        raise ValueError(
+            f"{type(features).__name__}.training_columns([{j}]) contains NaN "
+            "or infinity"
+        )
+    return column[:, 0]
+
+
 def _read_only(array):
     array.flags.writeable = False
     return array
@@ -356,7 +394,7 @@ def shareboost_path(
         # Continue a path: rebuild X_sel and the solver's (centred) intercept.
         selected = [int(j) for j in init_path.selected_features]
         for t, j in enumerate(selected, 1):
-            put_column(features.training_columns([j])[:, 0], t)
+            put_column(_training_column(features, j, n_samples), t)
         coefs = list(init_path.coefs)
         intercepts = list(init_path.intercepts)
         losses = list(init_path.train_loss)
@@ -380,6 +418,7 @@ def shareboost_path(
         refitted = None
         if selection == "gradient_l1":
             j, score = features.best_candidate(objective.residual, excluded)
+            j, score = _checked_candidate(features, j, score, selected)
             score /= objective.total
         elif selection == "full":
             def try_candidate(column, t=t, params0=params0, start_loss=loss):
@@ -399,7 +438,7 @@ def shareboost_path(
                 beta=beta, penalty_W=penalty_W,
             )
         selected.append(j)
-        put_column(features.training_columns([j])[:, 0], t)
+        put_column(_training_column(features, j, n_samples), t)
 
         if refitted is None:
             params, nit, status = refit(params0, t, loss)
