@@ -152,9 +152,9 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         the :class:`~mcsparse.features.CandidateFeatures` protocol. It is
         cloned and fitted on the training data; only the selected
         candidates are computed on new data.
-    selection : {"gradient_l1", "best_column", "line_search", "full"}, \
-            default="gradient_l1"
-        How each round picks the next candidate (§3.1 of [SWS2011]_):
+    selection : str, default="gradient_l1"
+        How each round picks the next candidate (§3.1 of [SWS2011]_), one
+        of:
 
         - "gradient_l1": the largest l1 norm of the gradient column,
           :math:`\arg\max_j \|G_{:, j}\|_1` (the paper's rule, one scan of
