@@ -9,6 +9,28 @@ round.
 
 import numpy as np
 from scipy.special import log_softmax, softmax
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+
+def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
+    """Validate classification training data; labels become class indices.
+
+    Returns ``(X, y_idx, classes)``: ``X`` float32 or float64 (dense, or
+    sparse in ``accept_sparse``), ``y_idx`` intp indices into ``classes``.
+    Raises ValueError for NaN/inf, inconsistent lengths, non-class targets
+    and a single class.
+    """
+    X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse,
+                         dtype=(np.float64, np.float32), y_numeric=False)
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least 2 classes in "
+            f"y; got only one class: {classes[0]!r}"
+        )
+    return X, np.ascontiguousarray(y_idx.ravel(), dtype=np.intp), classes
 
 
 def _to_decision(scores):

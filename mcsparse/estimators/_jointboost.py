@@ -5,11 +5,10 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_scalar
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._jointboost import jointboost
-from ._base import ScoresMixin, StagedMixin
+from ._base import ScoresMixin, StagedMixin, check_training_data
 
 
 class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstimator):
@@ -169,17 +168,9 @@ class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstima
             If ``X`` is sparse, or ``n_estimators`` is not an int.
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=(np.float64, np.float32),
-                             y_numeric=False)
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                "JointBoostClassifier needs samples of at least 2 classes in y; "
-                f"got only one class: {classes[0]!r}"
-            )
+        X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
         path = jointboost(
-            X, np.ascontiguousarray(y_idx.ravel(), dtype=np.intp),
+            X, y_idx,
             n_classes=classes.shape[0], n_estimators=int(self.n_estimators),
             subset_search=self.subset_search, verbose=int(self.verbose),
         )

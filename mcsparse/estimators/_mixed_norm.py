@@ -9,14 +9,13 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_scalar
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
 from ..solvers._shareboost import _Objective
 from ..utils.validation import check_bool, check_sample_weight
-from ._base import ProbaMixin, ScoresMixin
+from ._base import ProbaMixin, ScoresMixin, check_training_data
 
 
 def _debias(X, y, sample_weight, n_classes, W, b, fit_intercept, tol, max_iter):
@@ -195,21 +194,11 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
 
     def _validate_fit_data(self, X, y, sample_weight):
-        X, y = validate_data(
-            self, X, y, accept_sparse=("csr", "csc"),
-            dtype=(np.float64, np.float32), y_numeric=False,
-        )
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in y; "
-                f"got only one class: {classes[0]!r}"
-            )
+        X, y_idx, classes = check_training_data(self, X, y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         if sp.issparse(X):
             X = X.tocsc()
-        return X, np.ascontiguousarray(y_idx, dtype=np.intp), classes, sample_weight
+        return X, y_idx, classes, sample_weight
 
     def _set_fitted(self, classes, W, b, n_iter, kkt):
         self.classes_ = classes

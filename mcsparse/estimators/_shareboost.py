@@ -7,7 +7,6 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state, check_scalar
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
@@ -16,7 +15,7 @@ from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._selection import PENALTIES, SELECTION_RULES
 from ..utils.validation import check_bool, check_sample_weight
-from ._base import ProbaMixin, ScoresMixin, StagedMixin
+from ._base import ProbaMixin, ScoresMixin, StagedMixin, check_training_data
 
 
 def _truncate(path, n_rounds):
@@ -97,23 +96,13 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
     def _validate_fit_data(self, X, y, sample_weight):
         """Check the parameters and the training data; set ``classes_``."""
         self._check_params()
-        X, y = validate_data(
-            self, X, y, accept_sparse=("csr", "csc"),
-            dtype=(np.float64, np.float32), y_numeric=False,
-        )
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in y; "
-                f"got only one class: {classes[0]!r}"
-            )
+        X, y_idx, classes = check_training_data(self, X, y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         if sample_weight is not None and not np.all(sample_weight > 0):
             keep = sample_weight > 0
             X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
         self.classes_ = classes
-        return X, np.ascontiguousarray(y_idx, dtype=np.intp), sample_weight
+        return X, y_idx, sample_weight
 
     def _candidate_columns(self, X, ids):
         """Validate new data and compute the candidates ``ids`` on it (float64)."""
