@@ -218,24 +218,34 @@ def _best_column_block(state, Xc, alpha, penalty, beta, base):
         active, step, dec = active[go], step[go], dec[go]
         if active.size == 0:
             break
-        # backtracking (Armijo), vectorised over the candidates still moving
-        t = np.ones(active.size)
-        todo = np.arange(active.size)
-        for _ in range(40):
-            trial = U[active[todo]] + t[todo, None] * step[todo]
-            ft = value(active[todo], trial)
-            ok = ft <= f[active[todo]] - 1e-4 * t[todo] * dec[todo]
-            U[active[todo[ok]]] = trial[ok]
-            f[active[todo[ok]]] = ft[ok]
-            todo = todo[~ok]
-            if todo.size == 0:
-                break
-            t[todo] *= 0.5
-        # candidates whose line search failed are at the precision limit
-        moved = np.ones(active.size, dtype=bool)
-        moved[todo] = False
-        active = active[moved]
+        active = _armijo(value, U, f, active, step, dec)
     return f
+
+
+def _armijo(value, x, f, active, step, dec):
+    """Backtracking (Armijo) steps, vectorised over the candidates ``active``.
+
+    ``x[active]`` (one row per candidate, any trailing shape) moves along
+    ``step`` with step sizes halved until ``value`` falls by at least
+    ``1e-4 * t * dec``; ``x`` and ``f`` are updated in place. Returns the
+    candidates that moved: the others are at the precision limit.
+    """
+    t = np.ones(active.size)
+    todo = np.arange(active.size)
+    trailing = (1,) * (step.ndim - 1)
+    for _ in range(40):
+        trial = x[active[todo]] + t[todo].reshape(-1, *trailing) * step[todo]
+        ft = value(active[todo], trial)
+        ok = ft <= f[active[todo]] - 1e-4 * t[todo] * dec[todo]
+        x[active[todo[ok]]] = trial[ok]
+        f[active[todo[ok]]] = ft[ok]
+        todo = todo[~ok]
+        if todo.size == 0:
+            break
+        t[todo] *= 0.5
+    moved = np.ones(active.size, dtype=bool)
+    moved[todo] = False
+    return active[moved]
 
 
 def _line_search_block(state, Xc, residual, alpha, penalty, beta, base):
@@ -274,21 +284,7 @@ def _line_search_block(state, Xc, residual, alpha, penalty, beta, base):
         active, step, dec = active[go], step[go], dec[go]
         if active.size == 0:
             break
-        t = np.ones(active.size)
-        todo = np.arange(active.size)
-        for _ in range(40):
-            trial = eta[active[todo]] + t[todo] * step[todo]
-            ft = value(active[todo], trial)
-            ok = ft <= f[active[todo]] - 1e-4 * t[todo] * dec[todo]
-            eta[active[todo[ok]]] = trial[ok]
-            f[active[todo[ok]]] = ft[ok]
-            todo = todo[~ok]
-            if todo.size == 0:
-                break
-            t[todo] *= 0.5
-        moved = np.ones(active.size, dtype=bool)
-        moved[todo] = False
-        active = active[moved]
+        active = _armijo(value, eta, f, active, step, dec)
     return f
 
 
