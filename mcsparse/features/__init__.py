@@ -6,7 +6,26 @@ residuals each round and computes only the selected ones.
 """
 
 from ._base import CandidateFeatures, RawFeatures
+from ._conv_max import (
+    ConvMaxTemplates,
+    conv_max_features,
+    conv_max_features_numpy,
+    gaussian_masks,
+    learn_templates,
+    masks_from_factors,
+)
 from ._pairwise import PairwiseProducts
 from ._stumps import DecisionStumps
 
-__all__ = ["CandidateFeatures", "DecisionStumps", "PairwiseProducts", "RawFeatures"]
+__all__ = [
+    "CandidateFeatures",
+    "ConvMaxTemplates",
+    "DecisionStumps",
+    "PairwiseProducts",
+    "RawFeatures",
+    "conv_max_features",
+    "conv_max_features_numpy",
+    "gaussian_masks",
+    "learn_templates",
+    "masks_from_factors",
+]

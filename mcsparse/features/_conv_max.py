@@ -1,0 +1,605 @@
+"""Convolution-max template features ([SWS2011], §7.4): the MNIST features.
+
+A candidate is a pair (template ``w_f``, spatial mask ``g_c``): the feature
+of an image ``I`` is ``x_fc = max_p (I correlated with w_f)(p) * g_c(p)``,
+the largest response of the template over the valid positions ``p``,
+weighted by a Gaussian mask that prefers one region of the image. Templates
+are k-means centres of image patches; masks are Gaussians centred on a grid
+over the response map.
+"""
+
+import math
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.cluster import MiniBatchKMeans
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from ._base import CandidateFeatures, RawFeatures
+from ._conv_max_fast import conv_max_chunk
+
+
+def _check_images(images, name="images"):
+    """``images`` as a float32 C-ordered (n, h, w) array of finite values."""
+    images = np.asarray(images)
+    if images.dtype == object or not (
+        np.issubdtype(images.dtype, np.floating) or np.issubdtype(images.dtype, np.integer)
+    ) or images.dtype == bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype {images.dtype}")
+    if images.ndim != 3:
+        raise ValueError(
+            f"{name} must be a 3-D array (n_images, height, width), got shape "
+            f"{images.shape}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        images = np.ascontiguousarray(images, dtype=np.float32)
+    if not np.isfinite(images).all():
+        raise ValueError(
+            f"{name} contain NaN or infinity (or values beyond float32's range)"
+        )
+    return images
+
+
+def _check_template_shapes(images, templates, mask_rows, mask_cols):
+    n, h, w = images.shape
+    if templates.ndim != 3 or templates.shape[1] < 1 or templates.shape[2] < 1:
+        raise ValueError(
+            f"templates must be a 3-D array (n_templates, patch_h, patch_w), got "
+            f"shape {templates.shape}"
+        )
+    _, ph, pw = templates.shape
+    if ph > h or pw > w:
+        raise ValueError(
+            f"templates of {ph} x {pw} are larger than the images ({h} x {w})"
+        )
+    for name, factors, size, axis in (("mask_rows", mask_rows, h - ph + 1, "row"),
+                                      ("mask_cols", mask_cols, w - pw + 1, "column")):
+        if factors.ndim != 2 or factors.shape[1] != size:
+            raise ValueError(
+                f"{name} must have shape (n, {size}): one weight per valid {axis} "
+                f"of the response map ({h} x {w} images, {ph} x {pw} templates), "
+                f"got {factors.shape}"
+            )
+        if (factors < 0).any():
+            raise ValueError(f"{name} must be non-negative (mask weights)")
+
+
+def _as_factors(values, name):
+    """A float32 C-ordered 2-D array of finite mask factors."""
+    values = np.asarray(values)
+    if values.dtype == object or values.dtype == bool or not (
+        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.ascontiguousarray(values, dtype=np.float32)
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"{name} contain NaN or infinity (or values beyond float32's range)"
+        )
+    return values
+
+
+def masks_from_factors(mask_rows, mask_cols):
+    """The full masks ``g_c = u_a v_b^T``, ``c = a * n_v + b``.
+
+    Parameters
+    ----------
+    mask_rows : ndarray of shape (n_u, out_h)
+    mask_cols : ndarray of shape (n_v, out_w)
+
+    Returns
+    -------
+    masks : ndarray of shape (n_u * n_v, out_h, out_w), float32
+    """
+    mask_rows = np.asarray(mask_rows, dtype=np.float32)
+    mask_cols = np.asarray(mask_cols, dtype=np.float32)
+    masks = mask_rows[:, None, :, None] * mask_cols[None, :, None, :]
+    return masks.reshape(-1, mask_rows.shape[1], mask_cols.shape[1])
+
+
+def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
+                      chunk_size=64):
+    """Convolution-max features of images for every (template, mask) pair.
+
+    ``out[i, f * n_masks + c] = max_{r,s} (images[i] correlated with
+    templates[f])(r, s) * g_c(r, s)`` over the valid positions ``(r, s)``
+    (the template entirely inside the image), [SWS2011]_ §7.4. The masks are
+    separable, ``g_c = u_a v_b^T`` with ``c = a * n_v + b`` (Gaussians on a
+    grid, :func:`gaussian_masks`), which makes the masked max two cheap
+    passes, exact for non-negative factors: ``max_r u_a(r) max_s resp(r, s)
+    v_b(s)``. Computed in float32 by a Cython kernel (im2col and BLAS sgemm
+    fused with the masked max), chunk by chunk of images with the GIL
+    released.
+
+    Parameters
+    ----------
+    images : array-like of shape (n_images, height, width)
+        Real-valued images; converted to float32.
+    templates : array-like of shape (n_templates, patch_h, patch_w)
+        Templates, at most as large as the images; converted to float32.
+    mask_rows : array-like of shape (n_u, height - patch_h + 1)
+        Non-negative row factors ``u_a`` of the masks.
+    mask_cols : array-like of shape (n_v, width - patch_w + 1)
+        Non-negative column factors ``v_b`` of the masks.
+    n_jobs : int, default=None
+        Threads computing chunks side by side (joblib convention: None is 1,
+        -1 all cores). BLAS runs single-threaded inside.
+    chunk_size : int, default=64
+        Images per task.
+
+    Returns
+    -------
+    features : ndarray of shape (n_images, n_templates * n_u * n_v), float32
+        Column ``f * n_u * n_v + a * n_v + b`` is template ``f`` with mask
+        ``u_a v_b^T``.
+
+    Raises
+    ------
+    TypeError
+        If an array is not real-valued.
+    ValueError
+        If an array has the wrong number of dimensions, the templates are
+        larger than the images, the mask factors do not match the valid
+        positions or are negative, or a value is NaN or infinite.
+
+    See Also
+    --------
+    conv_max_features_numpy : The plain-NumPy reference (direct masked max).
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
+    """
+    images = _check_images(images)
+    templates = _check_images(templates, "templates")
+    mask_rows = _as_factors(mask_rows, "mask_rows")
+    mask_cols = _as_factors(mask_cols, "mask_cols")
+    _check_template_shapes(images, templates, mask_rows, mask_cols)
+    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
+        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    n = images.shape[0]
+    n_templates, ph, pw = templates.shape
+    flat_templates = templates.reshape(n_templates, ph * pw)
+    n_masks = mask_rows.shape[0] * mask_cols.shape[0]
+    out = np.empty((n, n_templates * n_masks), dtype=np.float32)
+    starts = range(0, n, chunk_size)
+    n_jobs = min(effective_n_jobs(n_jobs), max(len(starts), 1))
+
+    def run(s):
+        conv_max_chunk(images[s:s + chunk_size], flat_templates, ph, pw,
+                       mask_rows, mask_cols, out[s:s + chunk_size])
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        if n_jobs == 1:
+            for s in starts:
+                run(s)
+        else:
+            Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(s) for s in starts)
+    return out
+
+
+def conv_max_features_numpy(images, templates, mask_rows, mask_cols):
+    """Plain-NumPy twin of :func:`conv_max_features` (tests, benchmarks).
+
+    Same arguments (no checks) and result, computed in float64 with the
+    direct masked max over the full masks (:func:`masks_from_factors`):
+    ``sliding_window_view`` windows, ``tensordot``, then a cast to float32.
+    Memory grows as n_images * n_positions * n_templates: small inputs only.
+    """
+    images = np.asarray(images, dtype=np.float64)
+    templates = np.asarray(templates, dtype=np.float64)
+    masks = masks_from_factors(mask_rows, mask_cols).astype(np.float64)
+    n_templates, ph, pw = templates.shape
+    windows = np.lib.stride_tricks.sliding_window_view(images, (ph, pw), axis=(1, 2))
+    response = np.tensordot(windows, templates, axes=([3, 4], [1, 2]))  # (n, oh, ow, F)
+    n = images.shape[0]
+    response = response.reshape(n, 1, -1, n_templates)
+    weighted = response * masks.reshape(1, masks.shape[0], -1, 1)  # (n, C, P, F)
+    best = weighted.max(axis=2)  # (n, C, F)
+    return best.transpose(0, 2, 1).reshape(n, -1).astype(np.float32)
+
+
+def gaussian_masks(shape, n_masks=16, sigma=None):
+    """Gaussian spatial masks on a square grid over a response map, as factors.
+
+    Mask ``c = a * grid + b`` is ``exp(-||p - m_c||^2 / (2 sigma^2))`` at
+    position ``p`` (in pixels of the response map), peak 1 at its centre
+    ``m_c``, the centre of cell ``(a, b)`` of a ``grid x grid`` grid with
+    ``grid = sqrt(n_masks)`` ([SWS2011]_ §7.4: 16 masks per template). An
+    isotropic Gaussian is the outer product of a row and a column Gaussian,
+    ``g_c = u_a v_b^T``: the factors are returned (see
+    :func:`masks_from_factors` for the full masks).
+
+    Parameters
+    ----------
+    shape : tuple of 2 ints
+        Height and width of the response map (valid positions).
+    n_masks : int, default=16
+        A perfect square.
+    sigma : float, default=None
+        Standard deviation in pixels; None is half the grid spacing
+        (``min(shape) / sqrt(n_masks) / 2``).
+
+    Returns
+    -------
+    mask_rows : ndarray of shape (grid, height), float32
+        Row factors ``u_a``.
+    mask_cols : ndarray of shape (grid, width), float32
+        Column factors ``v_b``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_masks`` is not a positive perfect square, ``shape`` is not two
+        positive ints or ``sigma`` is not positive and finite.
+    """
+    if not (isinstance(n_masks, (int, np.integer)) and n_masks >= 1
+            and math.isqrt(int(n_masks)) ** 2 == n_masks):
+        raise ValueError(f"n_masks must be a positive perfect square, got {n_masks!r}")
+    if len(shape) != 2 or min(shape) < 1:
+        raise ValueError(f"shape must be two positive ints, got {shape!r}")
+    grid = math.isqrt(int(n_masks))
+    height, width = int(shape[0]), int(shape[1])
+    if sigma is None:
+        sigma = min(height, width) / grid / 2
+    if not (isinstance(sigma, (int, float, np.number)) and np.isfinite(sigma)
+            and sigma > 0):
+        raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
+
+    def factors(size):
+        centres = (np.arange(grid) + 0.5) * size / grid - 0.5
+        d = np.arange(size)[None, :] - centres[:, None]
+        return np.exp(-(d**2) / (2.0 * sigma**2)).astype(np.float32)
+
+    return factors(height), factors(width)
+
+
+def _normalise_patches(patches):
+    """Zero mean and unit l2 norm per row (rows of norm ~0 stay zero)."""
+    patches = patches - patches.mean(axis=1, keepdims=True)
+    norms = np.linalg.norm(patches, axis=1, keepdims=True)
+    return patches / np.maximum(norms, 1e-12), norms.ravel()
+
+
+def learn_templates(images, n_templates=1000, patch_size=7, n_patches=100_000,
+                    random_state=None):
+    """Templates: k-means centres of normalised image patches ([SWS2011]_ §7.4).
+
+    ``2 * n_patches`` patches are drawn at random positions of random
+    images; low-contrast ones (the centred patch's l2 norm below 10% of the
+    99th percentile, e.g. the blank background of digits) are dropped, the
+    first ``n_patches`` of the rest are normalised to zero mean and unit l2
+    norm, and scikit-learn's :class:`~sklearn.cluster.MiniBatchKMeans` finds
+    ``n_templates`` centres, again normalised to zero mean and unit norm. A
+    template's response is then a local contrast-invariant match (0 on a
+    flat region).
+
+    Parameters
+    ----------
+    images : array-like of shape (n_images, height, width)
+        Training images.
+    n_templates : int, default=1000
+        Number of k-means centres.
+    patch_size : int, default=7
+        Side of the square templates, at most ``min(height, width)``.
+    n_patches : int, default=100_000
+        Patches given to k-means (at least ``n_templates``).
+    random_state : int, RandomState instance or None, default=None
+        Patch sampling and k-means.
+
+    Returns
+    -------
+    templates : ndarray of shape (n_templates, patch_size, patch_size), float32
+
+    Raises
+    ------
+    ValueError
+        If the sizes are not positive, the patch is larger than the images,
+        or fewer than ``n_templates`` patches have contrast.
+    """
+    images = _check_images(images)
+    for name, value in (("n_templates", n_templates), ("patch_size", patch_size),
+                        ("n_patches", n_patches)):
+        if not (isinstance(value, (int, np.integer)) and value >= 1):
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    n, h, w = images.shape
+    if n == 0:
+        raise ValueError("images is empty: no patches to learn templates from")
+    if patch_size > min(h, w):
+        raise ValueError(f"patch_size={patch_size} is larger than the images ({h} x {w})")
+    rng = check_random_state(random_state)
+    n_draw = 2 * n_patches
+    idx = rng.randint(n, size=n_draw)
+    r = rng.randint(h - patch_size + 1, size=n_draw)
+    s = rng.randint(w - patch_size + 1, size=n_draw)
+    offs = np.arange(patch_size)
+    patches = images[idx[:, None, None], r[:, None, None] + offs[None, :, None],
+                     s[:, None, None] + offs[None, None, :]].reshape(n_draw, -1)
+    patches, norms = _normalise_patches(patches.astype(np.float64))
+    keep = norms > 0.1 * np.percentile(norms, 99)
+    patches = patches[keep][:n_patches]
+    if patches.shape[0] < n_templates:
+        raise ValueError(
+            f"only {patches.shape[0]} patches with contrast for n_templates="
+            f"{n_templates}: use more images, more n_patches or fewer templates"
+        )
+    kmeans = MiniBatchKMeans(n_clusters=n_templates, batch_size=4096, n_init=3,
+                             random_state=rng).fit(patches)
+    centres, _ = _normalise_patches(kmeans.cluster_centers_)
+    return centres.reshape(n_templates, patch_size, patch_size).astype(np.float32)
+
+
+class ConvMaxTemplates(CandidateFeatures):
+    """Convolution-max template features as a ShareBoost candidate family.
+
+    The MNIST features of [SWS2011]_ §7.4: candidate ``f * n_masks + c`` is
+    the pair (template ``f``, mask ``c``) with value ``max_p (I correlated
+    with w_f)(p) * g_c(p)`` on image ``I`` (:func:`conv_max_features`).
+    ``fit`` learns the templates (:func:`learn_templates`), builds the
+    Gaussian masks (:func:`gaussian_masks`) and computes the whole float32
+    training matrix once (60000 x 16000 floats, 3.84 GB, for MNIST); each
+    ShareBoost round then scores all candidates with one product ``Phi^T R``
+    (as :class:`RawFeatures`). After the fit only the selected pairs are
+    computed on new images, and only their templates are correlated.
+
+    Parameters
+    ----------
+    image_shape : tuple of 2 ints, default=None
+        Height and width of the images, whose pixels are the rows of ``X`` in
+        row-major order; None means square images.
+    n_templates : int, default=1000
+        Number of templates (k-means centres).
+    patch_size : int, default=7
+        Side of the square templates, in pixels.
+    n_masks : int, default=16
+        Spatial masks per template, a perfect square (a 4 x 4 grid).
+    mask_sigma : float, default=None
+        Standard deviation of the Gaussian masks in pixels of the response
+        map; None is half the grid spacing.
+    n_patches : int, default=100_000
+        Patches sampled for k-means.
+    n_jobs : int, default=None
+        Threads computing the features (joblib convention).
+    random_state : int, RandomState instance or None, default=None
+        Patch sampling and k-means.
+
+    Attributes
+    ----------
+    templates_ : ndarray of shape (n_templates, patch_size, patch_size), float32
+        Zero-mean, unit-norm templates.
+    masks_ : ndarray of shape (n_masks, out_h, out_w), float32
+        The masks over the ``out_h = height - patch_size + 1`` by
+        ``out_w = width - patch_size + 1`` valid positions.
+    mask_rows_ : ndarray of shape (sqrt(n_masks), out_h), float32
+        Their row factors (see :func:`gaussian_masks`).
+    mask_cols_ : ndarray of shape (sqrt(n_masks), out_w), float32
+        Their column factors.
+    image_shape_ : tuple of 2 ints
+        Height and width of the images.
+    n_features_in_ : int
+        Number of pixels.
+    n_candidates_ : int
+        ``n_templates * n_masks``.
+    support_ : ndarray of shape (n_features_in_,), bool
+        After :meth:`end_scan`: the pixels the selected templates can read
+        (all of them: a template slides over the whole image).
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mcsparse import ShareBoostClassifier
+    >>> from mcsparse.features import ConvMaxTemplates
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 100)  # 60 images of 10 x 10 pixels
+    >>> y = np.arange(60) % 3
+    >>> family = ConvMaxTemplates(n_templates=8, patch_size=3, n_masks=4,
+    ...                           n_patches=500, random_state=0)
+    >>> clf = ShareBoostClassifier(features=family, n_features_to_select=5)
+    >>> clf.fit(X, y).selected_features_.shape
+    (5,)
+    """
+
+    def __init__(self, image_shape=None, n_templates=1000, patch_size=7, n_masks=16,
+                 mask_sigma=None, n_patches=100_000, n_jobs=None, random_state=None):
+        self.image_shape = image_shape
+        self.n_templates = n_templates
+        self.patch_size = patch_size
+        self.n_masks = n_masks
+        self.mask_sigma = mask_sigma
+        self.n_patches = n_patches
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _images(self, X, shape):
+        return X.reshape(X.shape[0], *shape)
+
+    def _resolve_shape(self, n_pixels):
+        if self.image_shape is None:
+            side = math.isqrt(n_pixels)
+            if side * side != n_pixels:
+                raise ValueError(
+                    f"X has {n_pixels} features, not a square image: pass "
+                    "image_shape=(height, width)"
+                )
+            return (side, side)
+        shape = tuple(int(v) for v in self.image_shape)
+        if len(shape) != 2 or min(shape) < 1 or shape[0] * shape[1] != n_pixels:
+            raise ValueError(
+                f"image_shape={self.image_shape!r} does not match X's {n_pixels} "
+                "features (height * width pixels per row)"
+            )
+        return shape
+
+    def fit(self, X, y=None):
+        """Learn the templates and masks, and compute the training matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, height * width)
+            Training images, one per row (row-major pixels).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : ConvMaxTemplates
+            The fitted family, ready to scan.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not a stack of images of ``image_shape`` (or square),
+            the templates do not fit in the images, or a parameter is invalid.
+        """
+        X = validate_data(self, X, dtype=(np.float32, np.float64))
+        self.image_shape_ = self._resolve_shape(X.shape[1])
+        images = self._images(X, self.image_shape_)
+        if not (isinstance(self.patch_size, (int, np.integer)) and self.patch_size >= 1):
+            raise ValueError(f"patch_size must be a positive int, got {self.patch_size!r}")
+        if self.patch_size > min(self.image_shape_):
+            raise ValueError(
+                f"patch_size={self.patch_size} is larger than the images "
+                f"({self.image_shape_[0]} x {self.image_shape_[1]})"
+            )
+        out_shape = tuple(v - self.patch_size + 1 for v in self.image_shape_)
+        self.mask_rows_, self.mask_cols_ = gaussian_masks(
+            out_shape, self.n_masks, self.mask_sigma)
+        self.masks_ = masks_from_factors(self.mask_rows_, self.mask_cols_)
+        self.templates_ = learn_templates(
+            images, self.n_templates, self.patch_size, self.n_patches, self.random_state)
+        self.n_candidates_ = self.templates_.shape[0] * self.masks_.shape[0]
+        matrix = conv_max_features(images, self.templates_, self.mask_rows_,
+                                   self.mask_cols_, n_jobs=self.n_jobs)
+        self._scan = RawFeatures().fit(matrix)
+        self._X_fit = self._scan._X_fit
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit, and return the training matrix the scan uses (no copy).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, height * width)
+            Training images, one per row.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        features : ndarray of shape (n_samples, n_candidates_), float32
+            Column ``f * n_masks + c`` is template ``f`` with mask ``c``.
+        """
+        return self.fit(X)._X_fit
+
+    def best_candidate(self, residual, excluded):
+        """The pair with the largest ``||R^T x_c||_1`` outside ``excluded``.
+
+        One float32 product with the training matrix (see
+        :meth:`RawFeatures.best_candidate`).
+        """
+        self._check_scanning()
+        return self._scan.best_candidate(residual, excluded)
+
+    def training_columns(self, ids):
+        """The pairs ``ids`` on the training images, (n_samples, len(ids)) float64."""
+        self._check_scanning()
+        return self._scan.training_columns(ids)
+
+    def end_scan(self, ids):
+        """Free the training matrix; ``support_`` marks every pixel.
+
+        Returns
+        -------
+        self : ConvMaxTemplates
+            The family, which can no longer select.
+        """
+        check_is_fitted(self)
+        self._check_ids(ids, self.n_candidates_)
+        self.support_ = np.ones(self.n_features_in_, dtype=bool)
+        self._scan = None
+        self._X_fit = None
+        return self
+
+    def transform_candidates(self, X, ids):
+        """The pairs ``ids`` on new images; only their templates are correlated.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, height * width)
+            Images, one per row.
+        ids : array-like of int
+            Candidate ids ``f * n_masks + c``.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, len(ids)), float64
+        """
+        check_is_fitted(self, "templates_")
+        X = validate_data(self, X, dtype=(np.float32, np.float64), reset=False)
+        ids = self._check_ids(ids, self.n_candidates_)
+        n_masks = self.masks_.shape[0]
+        used, where = np.unique(ids // n_masks, return_inverse=True)
+        values = conv_max_features(self._images(X, self.image_shape_),
+                                   self.templates_[used], self.mask_rows_, self.mask_cols_,
+                                   n_jobs=self.n_jobs)
+        return values[:, where * n_masks + ids % n_masks].astype(np.float64)
+
+    def transform(self, X):
+        """All ``n_candidates_`` features of new images, float32.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, height * width)
+
+        Returns
+        -------
+        features : ndarray of shape (n_samples, n_candidates_), float32
+        """
+        check_is_fitted(self, "templates_")
+        X = validate_data(self, X, dtype=(np.float32, np.float64), reset=False)
+        return conv_max_features(self._images(X, self.image_shape_), self.templates_,
+                                 self.mask_rows_, self.mask_cols_, n_jobs=self.n_jobs)
+
+    def macs_per_image(self, ids, n_classes=None):
+        """Multiply-accumulates per image to compute the candidates ``ids``.
+
+        What :meth:`transform_candidates` does per image: one correlation of
+        each distinct template over all ``out_h * out_w`` valid positions
+        (``patch_size**2`` MACs per position), the two passes of the masked
+        max for all masks of those templates (``n_v * out_h * out_w + n_u *
+        n_v * out_h`` multiplies, see :func:`conv_max_features`), and, when
+        ``n_classes`` is given, the ``n_classes x len(ids)`` dot products of
+        the linear predictor. [SWS2011]_ §7.4
+        reports about 3.3e6 for its 305-round model.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Selected candidate ids.
+        n_classes : int, default=None
+            Rows of ``W``; None leaves out the linear predictor.
+
+        Returns
+        -------
+        macs : int
+        """
+        check_is_fitted(self, "templates_")
+        ids = self._check_ids(ids, self.n_candidates_)
+        n_masks, out_h, out_w = self.masks_.shape
+        n_u, n_v = self.mask_rows_.shape[0], self.mask_cols_.shape[0]
+        n_used = np.unique(ids // n_masks).size
+        per_template = (out_h * out_w * (self.patch_size**2 + n_v)
+                        + n_u * n_v * out_h)
+        macs = n_used * per_template
+        if n_classes is not None:
+            macs += int(n_classes) * ids.size
+        return int(macs)

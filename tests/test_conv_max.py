@@ -1,0 +1,264 @@
+"""Convolution-max template features: Cython kernel, NumPy twin, family."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from mcsparse import ShareBoostClassifier
+from mcsparse.features import (
+    ConvMaxTemplates,
+    conv_max_features,
+    conv_max_features_numpy,
+    gaussian_masks,
+    learn_templates,
+    masks_from_factors,
+)
+
+
+def _problem(seed, n, h, w, n_templates, ph, pw, n_u, n_v, dtype=np.float32):
+    rng = np.random.RandomState(seed)
+    images = rng.randn(n, h, w).astype(dtype)
+    templates = rng.randn(n_templates, ph, pw).astype(dtype)
+    rows = rng.rand(n_u, h - ph + 1).astype(dtype)
+    cols = rng.rand(n_v, w - pw + 1).astype(dtype)
+    return images, templates, rows, cols
+
+
+SHAPES = [
+    # n, h, w, n_templates, ph, pw, n_u, n_v
+    (4, 28, 28, 130, 7, 7, 4, 4),  # MNIST-like, more than one template block
+    (3, 11, 9, 5, 3, 4, 3, 2),  # odd, non-square images and templates
+    (2, 5, 5, 3, 5, 5, 1, 1),  # template as large as the image: one position
+    (1, 6, 7, 1, 1, 1, 2, 5),  # 1 x 1 template
+    (5, 13, 17, 129, 2, 3, 1, 3),  # prime sizes, block + 1 templates
+    (3, 1, 8, 2, 1, 3, 1, 1),  # one-pixel-high images
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_cython_matches_numpy_twin(shape, dtype):
+    images, templates, rows, cols = _problem(0, *shape, dtype=dtype)
+    got = conv_max_features(images, templates, rows, cols)
+    want = conv_max_features_numpy(images, templates, rows, cols)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale)
+
+
+def test_separable_max_equals_direct_max_on_the_full_masks():
+    """The two-pass max equals the masked max over the full masks, by brute force."""
+    images, templates, rows, cols = _problem(1, 3, 9, 8, 4, 3, 2, 2, 3)
+    got = conv_max_features(images, templates, rows, cols)
+    masks = masks_from_factors(rows, cols).astype(np.float64)
+    for i in range(3):
+        for f in range(4):
+            for c in range(6):
+                best = -np.inf
+                for r in range(7):
+                    for s in range(7):
+                        patch = images[i, r:r + 3, s:s + 2].astype(np.float64)
+                        best = max(best, float((patch * templates[f]).sum()) * masks[c, r, s])
+                assert got[i, f * 6 + c] == pytest.approx(best, rel=1e-5, abs=1e-5)
+
+
+def test_negative_responses_and_zero_masks():
+    """A template answering negatively everywhere: the max of negative products."""
+    images = np.ones((2, 6, 6), dtype=np.float32)
+    templates = -np.ones((1, 3, 3), dtype=np.float32)
+    rows = np.array([[0.5, 1, 0.25, 0.1]], dtype=np.float32)
+    cols = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 0.5, 0.5, 0.5]], dtype=np.float32)
+    got = conv_max_features(images, templates, rows, cols)
+    np.testing.assert_allclose(got, conv_max_features_numpy(images, templates, rows, cols))
+    np.testing.assert_allclose(got[:, 0], 0.0)  # zero mask: max of zeros
+    np.testing.assert_allclose(got[:, 1], -9 * 0.1 * 0.5)  # least negative product
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("chunk_size", [1, 7, 1000])
+def test_chunks_and_threads_give_identical_results(n_jobs, chunk_size):
+    images, templates, rows, cols = _problem(2, 23, 12, 12, 20, 5, 5, 2, 2)
+    ref = conv_max_features(images, templates, rows, cols)
+    got = conv_max_features(images, templates, rows, cols, n_jobs=n_jobs,
+                            chunk_size=chunk_size)
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_empty_inputs():
+    images, templates, rows, cols = _problem(3, 0, 8, 8, 3, 3, 3, 2, 2)
+    assert conv_max_features(images, templates, rows, cols).shape == (0, 12)
+    images, templates, rows, cols = _problem(3, 2, 8, 8, 0, 3, 3, 2, 2)
+    assert conv_max_features(images, templates, rows, cols).shape == (2, 0)
+
+
+def test_kernel_input_errors():
+    images, templates, rows, cols = _problem(4, 2, 8, 8, 3, 3, 3, 2, 2)
+    big = np.ones((1, 9, 3), dtype=np.float32)
+    with pytest.raises(ValueError, match="larger than the images"):
+        conv_max_features(images, big, rows, cols)
+    with pytest.raises(ValueError, match="mask_rows must have shape"):
+        conv_max_features(images, templates, rows[:, :-1], cols)
+    with pytest.raises(ValueError, match="mask_cols must be non-negative"):
+        conv_max_features(images, templates, rows, -cols)
+    bad = images.copy()
+    bad[1, 2, 3] = np.nan
+    with pytest.raises(ValueError, match="images contain NaN"):
+        conv_max_features(bad, templates, rows, cols)
+    with pytest.raises(ValueError, match="3-D array"):
+        conv_max_features(images[0], templates, rows, cols)
+    with pytest.raises(TypeError, match="templates must hold real numbers"):
+        conv_max_features(images, templates.astype(complex), rows, cols)
+    with pytest.raises(ValueError, match="chunk_size"):
+        conv_max_features(images, templates, rows, cols, chunk_size=0)
+    # float64 values beyond float32's range become inf: refused, not wrapped
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        conv_max_features(images.astype(np.float64) * 1e300, templates, rows, cols)
+
+
+def test_compiled_kernel_checks_shapes():
+    from mcsparse.features._conv_max_fast import conv_max_chunk
+
+    images, templates, rows, cols = _problem(5, 2, 8, 8, 3, 3, 3, 2, 2)
+    flat = templates.reshape(3, 9)
+    out = np.empty((2, 12), dtype=np.float32)
+    with pytest.raises(ValueError, match="does not fit"):
+        conv_max_chunk(images, flat, 9, 1, rows, cols, out)
+    with pytest.raises(ValueError, match="templates have 9 values"):
+        conv_max_chunk(images, flat, 2, 3, rows, cols, out)
+    with pytest.raises(ValueError, match="out has shape"):
+        conv_max_chunk(images, flat, 3, 3, rows, cols, np.empty((2, 5), dtype=np.float32))
+
+
+def test_gaussian_masks():
+    rows, cols = gaussian_masks((22, 20), n_masks=16)
+    assert rows.shape == (4, 22) and cols.shape == (4, 20)
+    masks = masks_from_factors(rows, cols)
+    assert masks.shape == (16, 22, 20)
+    assert masks.max() <= 1.0 and masks.min() > 0
+    # each mask peaks in its own grid cell, row by row
+    peaks = [np.unravel_index(np.argmax(m), m.shape) for m in masks]
+    assert [p[0] // 6 for p in peaks] == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert [p[1] // 5 for p in peaks] == [0, 1, 2, 3] * 4
+    with pytest.raises(ValueError, match="perfect square"):
+        gaussian_masks((22, 22), n_masks=15)
+    with pytest.raises(ValueError, match="sigma"):
+        gaussian_masks((22, 22), sigma=0.0)
+
+
+def test_learn_templates_are_normalised_and_reproducible():
+    rng = np.random.RandomState(0)
+    images = rng.rand(50, 12, 12)
+    t1 = learn_templates(images, n_templates=10, patch_size=5, n_patches=500,
+                         random_state=0)
+    t2 = learn_templates(images, n_templates=10, patch_size=5, n_patches=500,
+                         random_state=0)
+    np.testing.assert_array_equal(t1, t2)
+    assert t1.shape == (10, 5, 5) and t1.dtype == np.float32
+    flat = t1.reshape(10, -1)
+    np.testing.assert_allclose(flat.mean(axis=1), 0, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(flat, axis=1), 1, rtol=1e-5)
+    with pytest.raises(ValueError, match="larger than the images"):
+        learn_templates(images, patch_size=13)
+    with pytest.raises(ValueError, match="patches with contrast"):
+        learn_templates(np.zeros((5, 12, 12)), n_templates=3, patch_size=5, n_patches=50)
+    with pytest.raises(ValueError, match="n_templates must be a positive int"):
+        learn_templates(images, n_templates=0)
+
+
+def _family(**params):
+    defaults = dict(n_templates=12, patch_size=3, n_masks=4, n_patches=2000,
+                    random_state=0)
+    return ConvMaxTemplates(**{**defaults, **params})
+
+
+def _images(seed=0, n=80, h=10, w=10):
+    rng = np.random.RandomState(seed)
+    X = rng.rand(n, h * w)
+    y = (X.reshape(n, h, w)[:, :5].sum(axis=(1, 2)) > X.reshape(n, h, w)[:, 5:].sum(
+        axis=(1, 2))).astype(int) + 2 * (X[:, 0] > 0.5)
+    return X, y
+
+
+def test_family_scan_equals_brute_force():
+    X, _ = _images()
+    family = _family()
+    Phi = family.fit_transform(X)
+    assert Phi.shape == (80, 48) and family.n_candidates_ == 48
+    R = np.random.RandomState(1).randn(80, 3)
+    scores = np.abs(Phi.astype(np.float64).T @ R).sum(axis=1)
+    excluded = np.array([int(np.argmax(scores))])
+    j, score = family.best_candidate(R, excluded)
+    scores[excluded] = -np.inf
+    assert j == int(np.argmax(scores))
+    assert score == pytest.approx(scores[j], rel=1e-5)
+    np.testing.assert_allclose(family.training_columns([j, 3])[:, 0], Phi[:, j])
+
+
+def test_family_transform_candidates_computes_the_same_columns():
+    X, _ = _images()
+    family = _family()
+    Phi = family.fit_transform(X)
+    ids = np.array([47, 0, 5, 6, 46])
+    family.end_scan(ids)
+    got = family.transform_candidates(X, ids)
+    np.testing.assert_allclose(got, Phi[:, ids], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(family.transform(X), Phi, rtol=1e-5, atol=1e-6)
+    # 3 distinct templates: 64 positions x (9 + 2) + 2 x 2 x 8 each, + 4 x 5
+    assert family.macs_per_image(ids) == 3 * (64 * 11 + 32)
+    assert family.macs_per_image(ids, n_classes=4) == 3 * (64 * 11 + 32) + 20
+    assert family.support_.all()
+
+
+def test_shareboost_with_templates_matches_raw_features_on_the_matrix():
+    X, y = _images()
+    clf = ShareBoostClassifier(features=_family(), n_features_to_select=6,
+                               alpha=1e-3).fit(X, y)
+    Phi = _family().fit_transform(X)
+    raw = ShareBoostClassifier(n_features_to_select=6, alpha=1e-3).fit(Phi, y)
+    np.testing.assert_array_equal(clf.selected_features_, raw.selected_features_)
+    np.testing.assert_allclose(clf.decision_function(X), raw.decision_function(Phi),
+                               rtol=1e-4, atol=1e-6)
+    # the fitted model keeps no training matrix
+    assert clf.features_._X_fit is None
+    assert len(pickle.dumps(clf)) < 20_000
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+
+
+def test_family_input_errors():
+    X, _ = _images()
+    with pytest.raises(ValueError, match="not a square image"):
+        _family().fit(X[:, :99])
+    with pytest.raises(ValueError, match="image_shape"):
+        _family(image_shape=(9, 10)).fit(X)
+    _family(image_shape=(5, 20)).fit(X)  # non-square images are fine
+    with pytest.raises(ValueError, match="patch_size=11 is larger"):
+        _family(patch_size=11).fit(X)
+    family = _family().fit(X)
+    with pytest.raises(ValueError, match="features"):
+        family.transform_candidates(X[:, :50], [0])
+    with pytest.raises(ValueError, match="candidate ids"):
+        family.transform_candidates(X, [48])
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        bad = X.copy()
+        bad[0, 0] = np.inf
+        family.transform(bad)
+
+
+@pytest.mark.slow
+def test_mnist_subset_learns(mnist_home):
+    """On 2000 MNIST digits, 30 rounds of template features beat 30 raw pixels."""
+    from mcsparse.datasets import load_mnist
+
+    X, y = load_mnist(subset="train", return_X_y=True, data_home=mnist_home)
+    Xt, yt = load_mnist(subset="test", return_X_y=True, data_home=mnist_home)
+    X, y, Xt, yt = X[:2000] / 255.0, y[:2000], Xt[:1000] / 255.0, yt[:1000]
+    family = ConvMaxTemplates(n_templates=100, n_patches=20_000, random_state=0)
+    clf = ShareBoostClassifier(features=family, n_features_to_select=30,
+                               alpha=1e-4).fit(X, y)
+    pixels = ShareBoostClassifier(n_features_to_select=30, alpha=1e-4).fit(X, y)
+    err_templates = np.mean(clf.predict(Xt) != yt)
+    err_pixels = np.mean(pixels.predict(Xt) != yt)
+    assert err_templates < 0.12
+    assert err_templates < 0.6 * err_pixels
