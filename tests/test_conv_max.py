@@ -162,7 +162,7 @@ def test_learn_templates_are_normalised_and_reproducible():
         learn_templates(images, patch_size=13)
     with pytest.raises(ValueError, match="patches with contrast"):
         learn_templates(np.zeros((5, 12, 12)), n_templates=3, patch_size=5, n_patches=50)
-    with pytest.raises(ValueError, match="n_templates must be a positive int"):
+    with pytest.raises(ValueError, match="n_templates must be >= 1"):
         learn_templates(images, n_templates=0)
 
 
@@ -262,3 +262,49 @@ def test_mnist_subset_learns(mnist_home):
     err_pixels = np.mean(pixels.predict(Xt) != yt)
     assert err_templates < 0.12
     assert err_templates < 0.6 * err_pixels
+
+
+def test_hostile_parameters_get_clear_errors():
+    """Cases found by a breaker pass: each gets a ValueError or TypeError naming it."""
+    images, templates, rows, cols = _problem(6, 2, 8, 8, 3, 3, 3, 2, 2)
+    with pytest.raises(ValueError, match="too large"):
+        conv_max_features(np.full((1, 4, 4), 3e38, np.float32), np.ones((1, 2, 2)),
+                          [[0, 1, 1]], np.ones((1, 3)))
+    with pytest.raises(TypeError, match="n_jobs must be an int"):
+        conv_max_features(images, templates, rows, cols, n_jobs="x")
+    with pytest.raises(TypeError, match="chunk_size must be an int"):
+        conv_max_features(images, templates, rows, cols, chunk_size=True)
+    with pytest.raises(ValueError, match="templates must be a 3-D array \\(n_templates"):
+        conv_max_features(images, templates[0], rows, cols)
+    with pytest.raises(ValueError, match="mask_rows must be a 2-D array"):
+        masks_from_factors(rows[0], cols)
+    with pytest.raises(ValueError, match="non-negative"):
+        masks_from_factors(-rows, cols)
+    for bad in (5, None, ("a", "b"), (2.7, 3)):
+        with pytest.raises(TypeError, match="shape"):
+            gaussian_masks(bad)
+    for sigma in (1e-200, 1e200, -1.0, np.nan):
+        with pytest.raises(ValueError, match="sigma"):
+            gaussian_masks((5, 5), 4, sigma)
+    with pytest.raises(ValueError, match="patch_size must be >= 2"):
+        learn_templates(images, n_templates=2, patch_size=1)
+    with pytest.raises(TypeError, match="n_templates must be an int"):
+        learn_templates(images, n_templates=True)
+    X, _ = _images()
+    with pytest.raises(TypeError, match="image_shape"):
+        _family(image_shape=(6.5, 6)).fit(X)
+    family = _family().fit(X)
+    for ids in ([1.7], [True, False]):
+        with pytest.raises(TypeError, match="candidate ids must be integers"):
+            family.transform_candidates(X, ids)
+    with pytest.raises(TypeError, match="candidate ids must be integers"):
+        family.macs_per_image([2**70])
+    with pytest.raises(ValueError, match="n_classes must be >= 1"):
+        family.macs_per_image([0, 1], n_classes=-3)
+
+
+def test_masks_that_vanish_are_refused():
+    with pytest.raises(ValueError, match="too small"):
+        gaussian_masks((5, 5), 4, sigma=1e-30)
+    rows, _ = gaussian_masks((6, 6), 4, sigma=0.2)  # centres on pixels: peak 1
+    np.testing.assert_allclose(rows.max(axis=1), 1.0)

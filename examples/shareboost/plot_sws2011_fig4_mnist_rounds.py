@@ -52,7 +52,7 @@ X_train, y_train = load_mnist(subset="train", return_X_y=True)
 X_test, y_test = load_mnist(subset="test", return_X_y=True)
 if FULL:
     n_templates, n_rounds, n_val = 1000, 300, 10_000
-    alphas = [3e-5, 1e-4, 3e-4]
+    alphas = [1e-5, 3e-5, 1e-4]
 else:
     X_train, y_train = X_train[:5000], y_train[:5000]
     X_test, y_test = X_test[:2000], y_test[:2000]

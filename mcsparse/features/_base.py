@@ -72,7 +72,14 @@ class CandidateFeatures(BaseEstimator):
 
     @staticmethod
     def _check_ids(ids, n_candidates):
-        ids = np.asarray(ids, dtype=np.intp).reshape(-1)
+        ids = np.asarray(ids)
+        if ids.size == 0:
+            return np.zeros(0, dtype=np.intp)
+        if ids.dtype == bool or not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(
+                f"candidate ids must be integers, got an array of dtype {ids.dtype}"
+            )
+        ids = ids.astype(np.intp).reshape(-1)
         if ids.size and (ids.min() < 0 or ids.max() >= n_candidates):
             raise ValueError(
                 f"candidate ids must be in [0, {n_candidates}), got "
