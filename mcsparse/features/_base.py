@@ -72,14 +72,7 @@ class CandidateFeatures(BaseEstimator):
 
     @staticmethod
     def _check_ids(ids, n_candidates):
-        ids = np.asarray(ids)
-        if ids.size == 0:
-            return np.zeros(0, dtype=np.intp)
-        if ids.dtype == bool or not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(
-                f"candidate ids must be integers, got an array of dtype {ids.dtype}"
-            )
-        ids = ids.astype(np.intp).reshape(-1)
+        ids = _integer_ids(ids, "candidate ids")
         if ids.size and (ids.min() < 0 or ids.max() >= n_candidates):
             raise ValueError(
                 f"candidate ids must be in [0, {n_candidates}), got "
@@ -94,21 +87,26 @@ class CandidateFeatures(BaseEstimator):
         Rejects non-integer (float, bool) arrays and ids outside
         ``[0, n_candidates)`` instead of casting, masking or wrapping them.
         """
-        excluded = np.asarray(excluded)
+        excluded = _integer_ids(excluded, "excluded candidate ids")
         if excluded.size == 0:
-            return np.zeros(0, dtype=np.intp)
-        if excluded.dtype == bool or not np.issubdtype(excluded.dtype, np.integer):
-            raise TypeError(
-                f"excluded must be an array of integer candidate ids, got dtype "
-                f"{excluded.dtype}"
-            )
-        excluded = np.unique(excluded.astype(np.intp).ravel())
+            return excluded
+        excluded = np.unique(excluded)
         if excluded[0] < 0 or excluded[-1] >= n_candidates:
             raise ValueError(
                 f"excluded candidate ids must be in [0, {n_candidates}), got "
                 f"[{excluded[0]}, {excluded[-1]}]"
             )
         return excluded
+
+
+def _integer_ids(ids, name):
+    """``ids`` as a flat intp array; TypeError unless of an integer dtype (or empty)."""
+    ids = np.asarray(ids)
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    if ids.dtype == bool or not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"{name} must be integers, got an array of dtype {ids.dtype}")
+    return ids.astype(np.intp).ravel()
 
 
 def _dense_columns(X, ids):

@@ -41,24 +41,29 @@ def _check_shape(name, shape):
     return tuple(_check_int(f"{name}[{i}]", v, 1) for i, v in enumerate(pair))
 
 
-def _check_images(images, name="images", shape="(n_images, height, width)"):
-    """``images`` as a float32 C-ordered (n, h, w) array of finite values."""
-    images = np.asarray(images)
-    if images.dtype == object or not (
-        np.issubdtype(images.dtype, np.floating) or np.issubdtype(images.dtype, np.integer)
-    ) or images.dtype == bool:
-        raise TypeError(f"{name} must hold real numbers, got dtype {images.dtype}")
-    if images.ndim != 3:
+def _as_float32(values, name, ndim, shape):
+    """``values`` as a C-ordered float32 ``ndim``-D array of finite reals."""
+    values = np.asarray(values)
+    if values.dtype == object or values.dtype == bool or not (
+        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+    if values.ndim != ndim:
         raise ValueError(
-            f"{name} must be a 3-D array {shape}, got shape {images.shape}"
+            f"{name} must be a {ndim}-D array {shape}, got shape {values.shape}"
         )
     with np.errstate(over="ignore", invalid="ignore"):
-        images = np.ascontiguousarray(images, dtype=np.float32)
-    if not np.isfinite(images).all():
+        values = np.ascontiguousarray(values, dtype=np.float32)
+    if not np.isfinite(values).all():
         raise ValueError(
             f"{name} contain NaN or infinity (or values beyond float32's range)"
         )
-    return images
+    return values
+
+
+def _check_images(images, name="images", shape="(n_images, height, width)"):
+    """``images`` as a float32 C-ordered (n, h, w) array of finite values."""
+    return _as_float32(images, name, 3, shape)
 
 
 def _check_template_shapes(images, templates, mask_rows, mask_cols):
@@ -84,22 +89,8 @@ def _check_template_shapes(images, templates, mask_rows, mask_cols):
 
 
 def _as_factors(values, name):
-    """A float32 C-ordered 2-D array of finite mask factors."""
-    values = np.asarray(values)
-    if values.dtype == object or values.dtype == bool or not (
-        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
-    if values.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D array (n_factors, n_positions), got shape {values.shape}"
-        )
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = np.ascontiguousarray(values, dtype=np.float32)
-    if not np.isfinite(values).all():
-        raise ValueError(
-            f"{name} contain NaN or infinity (or values beyond float32's range)"
-        )
+    """A float32 C-ordered 2-D array of finite, non-negative mask factors."""
+    values = _as_float32(values, name, 2, "(n_factors, n_positions)")
     if (values < 0).any():
         raise ValueError(f"{name} must be non-negative (mask weights)")
     return values

@@ -42,6 +42,28 @@ cdef inline float32_t _fmax(float32_t a, float32_t b) noexcept nogil:
     return b if b > a else a
 
 
+cdef inline void _weighted_max(
+    float32_t* dst,
+    const float32_t* src,
+    const float32_t* weights,
+    intp_t n_steps,
+    intp_t nb,
+) noexcept nogil:
+    """``dst[f] = max_t weights[t] * src[t * nb + f]`` for ``f < nb``.
+
+    One pass of the separable masked max: ``src`` holds ``n_steps`` rows of
+    ``nb`` contiguous templates' values.
+    """
+    cdef intp_t t, f
+    cdef float32_t g = weights[0]
+    for f in range(nb):
+        dst[f] = src[f] * g
+    for t in range(1, n_steps):
+        g = weights[t]
+        for f in range(nb):
+            dst[f] = _fmax(dst[f], src[t * nb + f] * g)
+
+
 def conv_max_chunk(
     const float32_t[:, :, ::1] images,
     const float32_t[:, ::1] templates,
@@ -113,8 +135,6 @@ def conv_max_chunk(
         raise MemoryError()
 
     cdef intp_t i, a, b, r, s, fb, f0, nb, f, c
-    cdef float32_t g
-    cdef float32_t* src
     cdef float32_t* dst
     cdef float32_t one = 1.0, zero = 0.0
     cdef int m_, n_, k_, lda, ldc
@@ -144,29 +164,14 @@ def conv_max_chunk(
                 # first pass: rowmax[b, r, f] = max_s resp[r, s, f] * v_b(s)
                 for b in range(n_v):
                     for r in range(out_h):
-                        dst = rowmax + (b * out_h + r) * nb
-                        src = resp + r * out_w * nb
-                        g = mask_cols[b, 0]
-                        for f in range(nb):
-                            dst[f] = src[f] * g
-                        for s in range(1, out_w):
-                            src = resp + (r * out_w + s) * nb
-                            g = mask_cols[b, s]
-                            for f in range(nb):
-                                dst[f] = _fmax(dst[f], src[f] * g)
+                        _weighted_max(rowmax + (b * out_h + r) * nb,
+                                      resp + r * out_w * nb, &mask_cols[b, 0], out_w, nb)
                 # second pass: out = max_r u_a(r) * rowmax[b, r, f]
                 for a in range(n_u):
                     for b in range(n_v):
+                        _weighted_max(best, rowmax + b * out_h * nb, &mask_rows[a, 0],
+                                      out_h, nb)
                         c = a * n_v + b
-                        src = rowmax + b * out_h * nb
-                        g = mask_rows[a, 0]
-                        for f in range(nb):
-                            best[f] = src[f] * g
-                        for r in range(1, out_h):
-                            src = rowmax + (b * out_h + r) * nb
-                            g = mask_rows[a, r]
-                            for f in range(nb):
-                                best[f] = _fmax(best[f], src[f] * g)
                         for f in range(nb):
                             out[i, (f0 + f) * n_masks + c] = best[f]
     free(cols)
