@@ -448,7 +448,7 @@ class ConvMaxTemplates(CandidateFeatures):
         Number of pixels.
     n_candidates_ : int
         ``n_templates * n_masks``.
-    support_ : ndarray of shape (n_features_in_,), bool
+    support_ : ndarray of shape (height * width,), bool
         After :meth:`end_scan`: the pixels the selected templates can read
         (all of them: a template slides over the whole image).
 
@@ -558,7 +558,7 @@ class ConvMaxTemplates(CandidateFeatures):
 
         Returns
         -------
-        features : ndarray of shape (n_samples, n_candidates_), float32
+        features : ndarray of shape (n_samples, n_templates * n_masks), float32
             Column ``f * n_masks + c`` is template ``f`` with mask ``c``.
         """
         return self.fit(X)._X_fit
@@ -625,7 +625,7 @@ class ConvMaxTemplates(CandidateFeatures):
 
         Returns
         -------
-        features : ndarray of shape (n_samples, n_candidates_), float32
+        features : ndarray of shape (n_samples, n_templates * n_masks), float32
         """
         check_is_fitted(self, "templates_")
         X = validate_data(self, X, dtype=(np.float32, np.float64), reset=False)
