@@ -308,3 +308,11 @@ def test_masks_that_vanish_are_refused():
         gaussian_masks((5, 5), 4, sigma=1e-30)
     rows, _ = gaussian_masks((6, 6), 4, sigma=0.2)  # centres on pixels: peak 1
     np.testing.assert_allclose(rows.max(axis=1), 1.0)
+
+
+def test_templates_shortcut():
+    from mcsparse.features._base import resolve_features
+
+    family = resolve_features("templates")
+    assert isinstance(family, ConvMaxTemplates)
+    assert family.get_params() == ConvMaxTemplates().get_params()

@@ -26,7 +26,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         Rounds of each binary problem. An int in ``[1, n_candidates]``; a
         float in ``(0, 1]`` is a fraction of the candidates; None half of
         ``n_features_in_``, at most the number of candidates.
-    features : {"raw", "stumps"} or CandidateFeatures, default="raw"
+    features : {"raw", "stumps", "templates"} or CandidateFeatures, default="raw"
         The candidate family, as in :class:`ShareBoostClassifier`; fitted
         once and shared by the binary problems.
     alpha : float, default=0.0

@@ -133,11 +133,14 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         ``[1, n_candidates]``; a float in ``(0, 1]`` is a fraction of the
         number of candidates; None selects half of ``n_features_in_`` (as
         scikit-learn's ``RFE`` does), at most the number of candidates.
-    features : {"raw", "stumps"} or CandidateFeatures, default="raw"
+    features : {"raw", "stumps", "templates"} or CandidateFeatures, default="raw"
         The candidate features ShareBoost selects from: "raw" the columns of
         ``X`` (:class:`~mcsparse.features.RawFeatures`); "stumps" all
         decision stumps ``1[x_f <= theta]`` (§4.1,
-        :class:`~mcsparse.features.DecisionStumps`); or any object following
+        :class:`~mcsparse.features.DecisionStumps`); "templates" the
+        convolution-max template features of square images, one per row
+        (§7.4, :class:`~mcsparse.features.ConvMaxTemplates` with its
+        defaults; pass an instance to set its parameters); or any object following
         the :class:`~mcsparse.features.CandidateFeatures` protocol. It is
         cloned and fitted on the training data; only the selected
         candidates are computed on new data.

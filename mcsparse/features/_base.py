@@ -272,7 +272,7 @@ def resolve_features(features):
 
     Parameters
     ----------
-    features : {"raw", "stumps"} or CandidateFeatures
+    features : {"raw", "stumps", "templates"} or CandidateFeatures
         A name or a family object, which is cloned.
 
     Returns
@@ -289,9 +289,10 @@ def resolve_features(features):
     """
     from sklearn.base import clone
 
+    from ._conv_max import ConvMaxTemplates
     from ._stumps import DecisionStumps
 
-    names = {"raw": RawFeatures, "stumps": DecisionStumps}
+    names = {"raw": RawFeatures, "stumps": DecisionStumps, "templates": ConvMaxTemplates}
     if isinstance(features, str):
         if features not in names:
             raise ValueError(
@@ -304,7 +305,7 @@ def resolve_features(features):
     missing = [m for m in methods if not callable(getattr(features, m, None))]
     if missing:
         raise TypeError(
-            "features must be 'raw', 'stumps' or an object with the "
+            "features must be 'raw', 'stumps', 'templates' or an object with the "
             f"CandidateFeatures methods; {type(features).__name__} lacks "
             f"{', '.join(missing)}"
         )

@@ -410,6 +410,10 @@ class ConvMaxTemplates(CandidateFeatures):
     (as :class:`RawFeatures`). After the fit only the selected pairs are
     computed on new images, and only their templates are correlated.
 
+    Scale the images to a fixed range such as [0, 1] (MNIST's pixels / 255):
+    the features grow with the pixel values, and the penalty ``alpha`` of
+    ShareBoost is relative to them.
+
     Parameters
     ----------
     image_shape : tuple of 2 ints, default=None
