@@ -67,20 +67,21 @@ def _check_images(images, name="images", shape="(n_images, height, width)"):
 
 
 def _check_template_shapes(images, templates, mask_rows, mask_cols):
+    """Templates that fit in the images; one mask factor per valid row / column.
+
+    The arrays have already been checked for their number of dimensions.
+    """
     n, h, w = images.shape
-    if templates.ndim != 3 or templates.shape[1] < 1 or templates.shape[2] < 1:
-        raise ValueError(
-            f"templates must be a 3-D array (n_templates, patch_h, patch_w), got "
-            f"shape {templates.shape}"
-        )
     _, ph, pw = templates.shape
+    if ph < 1 or pw < 1:
+        raise ValueError(f"templates must be at least 1 x 1, got {ph} x {pw}")
     if ph > h or pw > w:
         raise ValueError(
             f"templates of {ph} x {pw} are larger than the images ({h} x {w})"
         )
     for name, factors, size, axis in (("mask_rows", mask_rows, h - ph + 1, "row"),
                                       ("mask_cols", mask_cols, w - pw + 1, "column")):
-        if factors.ndim != 2 or factors.shape[1] != size:
+        if factors.shape[1] != size:
             raise ValueError(
                 f"{name} must have shape (n, {size}): one weight per valid {axis} "
                 f"of the response map ({h} x {w} images, {ph} x {pw} templates), "
@@ -567,6 +568,12 @@ class ConvMaxTemplates(CandidateFeatures):
         """
         return self.fit(X)._X_fit
 
+    def _new_images(self, X):
+        """Validate new data against the fit; return it as (n, height, width)."""
+        check_is_fitted(self, "templates_")
+        X = validate_data(self, X, dtype=(np.float32, np.float64), reset=False)
+        return self._images(X, self.image_shape_)
+
     def best_candidate(self, residual, excluded):
         """The pair with the largest ``||R^T x_c||_1`` outside ``excluded``.
 
@@ -610,14 +617,12 @@ class ConvMaxTemplates(CandidateFeatures):
         -------
         columns : ndarray of shape (n_samples, len(ids)), float64
         """
-        check_is_fitted(self, "templates_")
-        X = validate_data(self, X, dtype=(np.float32, np.float64), reset=False)
+        images = self._new_images(X)
         ids = self._check_ids(ids, self.n_candidates_)
         n_masks = self.masks_.shape[0]
         used, where = np.unique(ids // n_masks, return_inverse=True)
-        values = conv_max_features(self._images(X, self.image_shape_),
-                                   self.templates_[used], self.mask_rows_, self.mask_cols_,
-                                   n_jobs=self.n_jobs)
+        values = conv_max_features(images, self.templates_[used], self.mask_rows_,
+                                   self.mask_cols_, n_jobs=self.n_jobs)
         return values[:, where * n_masks + ids % n_masks].astype(np.float64)
 
     def transform(self, X):
@@ -631,9 +636,7 @@ class ConvMaxTemplates(CandidateFeatures):
         -------
         features : ndarray of shape (n_samples, n_templates * n_masks), float32
         """
-        check_is_fitted(self, "templates_")
-        X = validate_data(self, X, dtype=(np.float32, np.float64), reset=False)
-        return conv_max_features(self._images(X, self.image_shape_), self.templates_,
+        return conv_max_features(self._new_images(X), self.templates_,
                                  self.mask_rows_, self.mask_cols_, n_jobs=self.n_jobs)
 
     def macs_per_image(self, ids, n_classes=None):
@@ -677,5 +680,5 @@ class ConvMaxTemplates(CandidateFeatures):
                         + n_u * n_v * out_h)
         macs = n_used * per_template
         if n_classes is not None:
-            macs += int(n_classes) * ids.size
+            macs += n_classes * ids.size
         return int(macs)
