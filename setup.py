@@ -17,6 +17,7 @@ CYTHON_MODULES = [
     "mcsparse.loss._multiclass_logistic_fast",
     "mcsparse.features._stumps_fast",
     "mcsparse.features._conv_max_fast",
+    "mcsparse.features._anchors_fast",
 ]
 
 directives = {

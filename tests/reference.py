@@ -70,10 +70,17 @@ def refit(X, y, sample_weight, n_classes, support, alpha, fit_intercept):
 
 
 def shareboost(X, y, n_classes, n_rounds, alpha=0.0, fit_intercept=True,
-               sample_weight=None):
-    """Return (selected features in order, train objective after each round)."""
+               sample_weight=None, groups=None):
+    """Return (selected features in order, train objective after each round).
+
+    With ``groups`` (a list of lists of column indices), each round selects
+    the unselected group with the largest sum of its columns' gradient l1
+    norms (§3.2) and returns group indices.
+    """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
+    if groups is None:
+        groups = [[j] for j in range(d)]
     sample_weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     W = np.zeros((n_classes, d))
     b = np.zeros(n_classes)
@@ -83,14 +90,15 @@ def shareboost(X, y, n_classes, n_rounds, alpha=0.0, fit_intercept=True,
     for _ in range(n_rounds):
         G, _ = gradient(W, b, X, y, sample_weight, alpha)
         best, best_score = None, -np.inf
-        for j in range(d):
-            if j in selected:
+        for g, columns in enumerate(groups):
+            if g in selected:
                 continue
-            score = np.sum(np.abs(G[:, j]))
+            score = sum(np.sum(np.abs(G[:, j])) for j in columns)
             if score > best_score:  # strict: ties go to the lowest index
-                best, best_score = j, score
+                best, best_score = g, score
         selected.append(best)
-        (W, b), loss = refit(X, y, sample_weight, n_classes, selected, alpha,
+        support = [j for g in selected for j in groups[g]]
+        (W, b), loss = refit(X, y, sample_weight, n_classes, support, alpha,
                              fit_intercept)
         losses.append(loss)
     return np.array(selected), np.array(losses)

@@ -13,6 +13,7 @@ from ..features import RawFeatures
 from ..features._base import fit_features, resolve_features
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
 from ..solvers import ShareBoostPath, shareboost_path
+from ..solvers._design import SelectedColumns
 from ..solvers._selection import PENALTIES, SELECTION_RULES
 from ..utils.validation import check_bool, check_sample_weight
 from ._base import ProbaMixin, ScoresMixin, StagedMixin, check_training_data
@@ -28,6 +29,7 @@ def _truncate(path, n_rounds):
         selection_scores=path.selection_scores[:n_rounds],
         refit_n_iter=path.refit_n_iter[:n_rounds],
         n_refits_not_converged=path.n_refits_not_converged,
+        column_ptr=path.column_ptr[: n_rounds + 1],
     )
 
 
@@ -513,13 +515,13 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         early = self.n_iter_no_change is not None
         if mask is not None:
             history = ([], [])
-            X_val_sel = np.zeros((X_val.shape[0], n_rounds))
+            X_val_sel = SelectedColumns(X_val.shape[0], n_rounds)
             if warm:
                 t0 = self.n_iter_
                 history[0].extend(self.validation_scores_[:t0])
                 history[1].extend(self.validation_errors_[:t0])
-                X_val_sel[:, :t0] = self.features_.transform_candidates(
-                    X_val, self.selected_features_)
+                X_val_sel.put(self.features_.transform_candidates(
+                    X_val, self.selected_features_), 0)
             callback = self._validation_monitor(
                 X_val, y_val, w_val, X_val_sel, history, self.callback)
 
@@ -561,7 +563,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         self.support_ = self.features_.support_
         if isinstance(self.features_, RawFeatures):
             W = np.zeros((n_classes, X.shape[1]))
-            W[:, self.selected_features_] = path.coefs[-1]
+            W[:, self.features_.group_columns(self.selected_features_)] = path.coefs[-1]
         else:
             W = path.coefs[-1].copy()
         b = path.intercepts[-1]
@@ -582,9 +584,11 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
 
         def monitor(info):
             stop = bool(user_callback(info)) if user_callback is not None else False
-            t = info.round
-            X_val_sel[:, t - 1] = features.transform_candidates(X_val, [info.feature])[:, 0]
-            scores = np.ascontiguousarray(X_val_sel[:, :t] @ info.coef.T + info.intercept)
+            block = features.transform_candidates(X_val, [info.feature])
+            X_val_sel.put(block, info.coef.shape[1] - block.shape[1])
+            scores = np.empty((X_val.shape[0], info.coef.shape[0]))
+            X_val_sel.scores(info.coef, scores)
+            scores += info.intercept
             grad = np.empty_like(scores)
             loss = _loss_gradient(scores, y_val, w_val, grad) / total
             wrong = (np.argmax(scores, axis=1) != y_val).astype(float)
@@ -605,8 +609,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
 
     def _staged_scores(self, X):
         X_sel = self._selected_columns(X)
-        for t, (W, b) in enumerate(zip(self._coef_path, self._intercept_path), 1):
-            yield X_sel[:, :t] @ W.T + b
+        for W, b in zip(self._coef_path, self._intercept_path):
+            yield X_sel[:, : W.shape[1]] @ W.T + b
 
     def _scores(self, X):
         """Scores ``W x + b`` of shape (n_samples, n_classes) of the final model."""

@@ -5,6 +5,7 @@ more features than fit in memory: it scores its candidates against the
 residuals each round and computes only the selected ones.
 """
 
+from ._anchors import AnchorPoints, anchor_group_scores, anchor_group_scores_numpy
 from ._base import CandidateFeatures, RawFeatures
 from ._conv_max import (
     ConvMaxTemplates,
@@ -18,7 +19,10 @@ from ._pairwise import PairwiseProducts
 from ._stumps import DecisionStumps
 
 __all__ = [
+    "AnchorPoints",
     "CandidateFeatures",
+    "anchor_group_scores",
+    "anchor_group_scores_numpy",
     "ConvMaxTemplates",
     "DecisionStumps",
     "PairwiseProducts",

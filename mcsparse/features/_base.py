@@ -38,6 +38,17 @@ class CandidateFeatures(BaseEstimator):
         The candidates' values on new data, (n_samples, len(ids)) float64.
         Only the given candidates are computed.
 
+    A family whose candidates are *groups* of columns (§3.2: anchor points,
+    grouped raw columns) also sets, in ``fit``:
+
+    ``candidate_widths_``
+        int ndarray of shape (n_candidates,), entries >= 1: the number of
+        columns of each candidate. Its ``best_candidate`` then scores a
+        group by ``sum_{j in J} ||R^T x_j||_1``, and ``training_columns``
+        and ``transform_candidates`` return the groups' columns side by
+        side, ``(n_samples, sum of the widths)``. ShareBoost adds a whole
+        group per round.
+
     Families are scikit-learn estimators, so their parameters are nested
     parameters of the classifier (``features__...``).
 
@@ -120,19 +131,39 @@ def _dense_columns(X, ids):
 class RawFeatures(CandidateFeatures):
     """The columns of ``X`` themselves: ShareBoost's default candidate family.
 
-    Candidate ``j`` is column ``j``. The scores of all columns come from one
+    Candidate ``j`` is column ``j``; with ``groups``, candidate ``g`` is the
+    group of columns with the ``g``-th smallest label, selected as a whole
+    by the group rule of [SWS2011]_, §3.2: the group maximising
+    ``sum_{j in g} ||R^T x_j||_1``. The scores of all columns come from one
     BLAS product ``X^T R`` per round; for float32 ``X`` the residual is cast
     once and float32 denormals flushed to zero (they make BLAS several times
     slower late in a path). Dense or sparse (CSR/CSC) ``X``.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_features,), default=None
+        Group label of each column (ints or strings); columns with the same
+        label form one candidate. None: every column is its own candidate.
+        Singleton groups select exactly as None does.
 
     Attributes
     ----------
     n_features_in_ : int
         Number of input features.
     n_candidates_ : int
-        Equal to ``n_features_in_``.
+        ``n_features_in_``, or the number of distinct group labels.
+    group_labels_ : ndarray of shape (n_candidates,)
+        Only with ``groups``: the sorted distinct labels; candidate ``g`` is
+        the group labelled ``group_labels_[g]``.
+    candidate_widths_ : ndarray of shape (n_candidates,), dtype intp
+        Only with ``groups``: the number of columns of each group.
     support_ : ndarray of shape (n_features,), bool
         After :meth:`end_scan`: the kept columns.
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, §3.2.
 
     Examples
     --------
@@ -143,6 +174,9 @@ class RawFeatures(CandidateFeatures):
     >>> RawFeatures().fit(X).best_candidate(R, np.array([], dtype=np.intp))
     (0, 2.0)
     """
+
+    def __init__(self, groups=None):
+        self.groups = groups
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -163,34 +197,85 @@ class RawFeatures(CandidateFeatures):
         -------
         self : RawFeatures
             The fitted family.
+
+        Raises
+        ------
+        ValueError
+            If ``groups`` is not 1-D of length ``n_features`` or holds NaN.
         """
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32))
         self._X_fit = X.tocsc() if sp.issparse(X) else X
-        self.n_candidates_ = X.shape[1]
+        for name in ("group_labels_", "candidate_widths_"):
+            self.__dict__.pop(name, None)
+        self._group_of = None
+        if self.groups is None:
+            self.n_candidates_ = X.shape[1]
+            return self
+        labels = np.asarray(self.groups)
+        if labels.shape != (X.shape[1],):
+            raise ValueError(
+                f"groups must have shape (n_features,) = ({X.shape[1]},), "
+                f"got {labels.shape}"
+            )
+        if labels.dtype.kind == "f" and np.isnan(labels).any():
+            raise ValueError("groups contains NaN")
+        self.group_labels_, self._group_of = np.unique(labels, return_inverse=True)
+        self._group_of = self._group_of.astype(np.intp).ravel()
+        self.candidate_widths_ = np.bincount(
+            self._group_of, minlength=self.group_labels_.size).astype(np.intp)
+        # columns sorted by group (stable: ascending within a group)
+        self._group_columns = np.argsort(self._group_of, kind="stable")
+        self._group_ptr = np.concatenate([[0], np.cumsum(self.candidate_widths_)])
+        self.n_candidates_ = self.group_labels_.size
         return self
 
+    def group_columns(self, ids):
+        """Column indices of candidates ``ids``, concatenated in order.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Candidate ids.
+
+        Returns
+        -------
+        columns : ndarray of intp
+            For each id, its group's columns (ascending); ``ids`` itself
+            without ``groups``.
+        """
+        check_is_fitted(self)
+        ids = self._check_ids(ids, self.n_candidates_)
+        if self._group_of is None:
+            return ids
+        ptr, cols = self._group_ptr, self._group_columns
+        parts = [cols[ptr[g] : ptr[g + 1]] for g in ids]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+
     def best_candidate(self, residual, excluded):
-        """The column with the largest ``||R^T x_j||_1`` outside ``excluded``.
+        """The candidate with the largest score outside ``excluded``.
+
+        The score of a column is ``||R^T x_j||_1``; of a group, the sum over
+        its columns (§3.2).
 
         Parameters
         ----------
         residual : ndarray of shape (n_samples, n_classes), float64
             Residual rows of the training samples.
         excluded : ndarray of shape (n_excluded,), intp
-            Columns that must not be returned.
+            Candidates that must not be returned.
 
         Returns
         -------
         id : int
-            The chosen column.
+            The chosen candidate (column, or group).
         score : float
-            Its ``||R^T x_j||_1``.
+            Its score.
 
         Raises
         ------
         ValueError
-            If every column is excluded.
+            If every candidate is excluded.
         """
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
@@ -201,19 +286,29 @@ class RawFeatures(CandidateFeatures):
             R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
         scores = np.abs(X.T @ R).sum(axis=1, dtype=np.float64)
         scores = np.asarray(scores).ravel()
+        if self._group_of is not None:
+            scores = np.bincount(self._group_of, weights=scores,
+                                 minlength=self.n_candidates_)
         scores[excluded] = -np.inf
         j = int(np.argmax(scores))
         if scores[j] == -np.inf:
-            raise ValueError("every candidate column has been selected already")
+            raise ValueError("every candidate has been selected already")
         return j, float(scores[j])
 
     def training_columns(self, ids):
-        """Columns ``ids`` of the training data, (n_samples, len(ids)) float64."""
+        """Columns of candidates ``ids`` on the training data, float64.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, n_columns)
+            The groups' columns side by side (``n_columns = len(ids)``
+            without ``groups``).
+        """
         self._check_scanning()
-        return _dense_columns(self._X_fit, self._check_ids(ids, self.n_candidates_))
+        return _dense_columns(self._X_fit, self.group_columns(ids))
 
     def end_scan(self, ids):
-        """Drop the reference to the training data; ``support_`` marks ``ids``.
+        """Drop the reference to the training data; ``support_`` marks ``ids``' columns.
 
         Returns
         -------
@@ -222,29 +317,30 @@ class RawFeatures(CandidateFeatures):
         """
         check_is_fitted(self)
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)
-        self.support_[self._check_ids(ids, self.n_candidates_)] = True
+        self.support_[self.group_columns(ids)] = True
         self._X_fit = None
         return self
 
     def transform_candidates(self, X, ids):
-        """Columns ``ids`` of ``X``, validated, (n_samples, len(ids)) float64.
+        """Columns of candidates ``ids`` in ``X``, validated, float64.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             New data.
         ids : array-like of int
-            Columns to return.
+            Candidates to return.
 
         Returns
         -------
-        columns : ndarray of shape (n_samples, len(ids)), float64
-            Only these columns are read and converted.
+        columns : ndarray of shape (n_samples, n_columns)
+            Only these columns are read and converted: ``n_columns =
+            len(ids)`` without ``groups``, the groups' widths summed with.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32), reset=False)
-        return _dense_columns(X, self._check_ids(ids, self.n_candidates_))
+        return _dense_columns(X, self.group_columns(ids))
 
 
 def fit_features(family, X):
@@ -272,7 +368,7 @@ def resolve_features(features):
 
     Parameters
     ----------
-    features : {"raw", "stumps", "templates"} or CandidateFeatures
+    features : {"raw", "stumps", "templates", "anchors"} or CandidateFeatures
         A name or a family object, which is cloned.
 
     Returns
@@ -289,10 +385,12 @@ def resolve_features(features):
     """
     from sklearn.base import clone
 
+    from ._anchors import AnchorPoints
     from ._conv_max import ConvMaxTemplates
     from ._stumps import DecisionStumps
 
-    names = {"raw": RawFeatures, "stumps": DecisionStumps, "templates": ConvMaxTemplates}
+    names = {"raw": RawFeatures, "stumps": DecisionStumps, "templates": ConvMaxTemplates,
+             "anchors": AnchorPoints}
     if isinstance(features, str):
         if features not in names:
             raise ValueError(
@@ -305,8 +403,8 @@ def resolve_features(features):
     missing = [m for m in methods if not callable(getattr(features, m, None))]
     if missing:
         raise TypeError(
-            "features must be 'raw', 'stumps', 'templates' or an object with the "
-            f"CandidateFeatures methods; {type(features).__name__} lacks "
+            "features must be 'raw', 'stumps', 'templates', 'anchors' or an object "
+            f"with the CandidateFeatures methods; {type(features).__name__} lacks "
             f"{', '.join(missing)}"
         )
     return clone(features)

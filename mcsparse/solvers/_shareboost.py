@@ -12,12 +12,14 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import effective_n_jobs
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from ..features._base import RawFeatures
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ._design import SelectedColumns
 from ._selection import (
     FULL_MAX_WORK,
     PENALTIES,
@@ -40,8 +42,10 @@ class ShareBoostRound:
         Candidate selected in this round (a column of ``X`` for raw features).
     selected_features : ndarray of shape (round,)
         All selected columns, in selection order.
-    coef : ndarray of shape (n_classes, round)
-        The refitted ``W`` restricted to ``selected_features`` (read only).
+    coef : ndarray of shape (n_classes, n_columns)
+        The refitted ``W`` restricted to the columns of
+        ``selected_features`` (read only): ``n_columns = round`` for
+        single-column candidates, the sum of the groups' widths for groups.
     intercept : ndarray of shape (n_classes,)
         The refitted intercept (zeros when ``fit_intercept=False``).
     train_loss : float
@@ -75,10 +79,13 @@ class ShareBoostPath:
     Attributes
     ----------
     selected_features : ndarray of shape (n_rounds,), dtype intp
-        Selected columns in selection order.
+        Selected candidates in selection order (columns of ``X`` for raw
+        features).
     coefs : list of ndarray
         ``coefs[t - 1]`` is ``W`` after round ``t``, of shape
-        (n_classes, t), on the first ``t`` selected columns.
+        (n_classes, column_ptr[t]), on the columns of the first ``t``
+        selected candidates (``t`` columns when every candidate is a single
+        column).
     intercepts : list of ndarray
         ``intercepts[t - 1]`` of shape (n_classes,).
     train_loss : ndarray of shape (n_rounds,)
@@ -90,6 +97,10 @@ class ShareBoostPath:
         L-BFGS iterations of each refit.
     n_refits_not_converged : int
         Refits that hit ``max_iter`` or failed in the line search.
+    column_ptr : ndarray of shape (n_rounds + 1,), dtype intp
+        Round ``t`` added the columns ``column_ptr[t - 1]:column_ptr[t]`` of
+        ``W``: one per round for single-column candidates (the default,
+        ``arange(n_rounds + 1)``), the group's width for groups (§3.2).
     """
 
     selected_features: np.ndarray
@@ -99,21 +110,29 @@ class ShareBoostPath:
     selection_scores: np.ndarray
     refit_n_iter: np.ndarray
     n_refits_not_converged: int
+    column_ptr: np.ndarray = None
+
+    def __post_init__(self):
+        if self.column_ptr is None:
+            self.column_ptr = np.arange(len(self.selected_features) + 1, dtype=np.intp)
 
 
 class _Objective:
     """The ShareBoost refit objective restricted to the selected columns.
 
     ``L(W, b) = sum_i w_i l(W x_i + b, y_i) / sum_i w_i + P(W)``, with ``W``
-    of shape (n_classes, t) acting on the first ``t`` columns of the
-    selected-feature buffer and ``P`` the penalty: ``alpha ||W||_F^2``
-    (``"fro"``) or the smoothed ``||W||_{inf,1}`` (``"linf1_smooth"``, see
+    of shape (n_classes, p) acting on the first ``p`` selected columns
+    (``X_sel``: a 2-D array, or a :class:`SelectedColumns` store) and ``P``
+    the penalty: ``alpha ||W||_F^2`` (``"fro"``) or the smoothed
+    ``||W||_{inf,1}`` (``"linf1_smooth"``, see
     :mod:`mcsparse.solvers._selection`). Parameters are packed as
-    ``[W.ravel(), b]``.
+    ``[W.ravel(), b]``; calls take ``(params, p)``.
     """
 
     def __init__(self, X_sel, y, sample_weight, n_classes, alpha, fit_intercept,
                  margin=1.0, penalty="fro", beta=10.0):
+        if not isinstance(X_sel, SelectedColumns):
+            X_sel = SelectedColumns.from_dense(X_sel)
         self.X_sel = X_sel
         self.penalty = penalty
         self.beta = beta
@@ -123,26 +142,26 @@ class _Objective:
         self.k = n_classes
         self.alpha = alpha
         self.fit_intercept = fit_intercept
-        n_samples = X_sel.shape[0]
+        n_samples = X_sel.n_samples
         self.total = n_samples if sample_weight is None else sample_weight.sum()
         self.scores = np.empty((n_samples, n_classes))
         self.residual = np.empty((n_samples, n_classes))
 
-    def unpack(self, params, t):
-        W = params[: self.k * t].reshape(self.k, t)
-        b = params[self.k * t :] if self.fit_intercept else np.zeros(self.k)
+    def unpack(self, params, p):
+        W = params[: self.k * p].reshape(self.k, p)
+        b = params[self.k * p :] if self.fit_intercept else np.zeros(self.k)
         return W, b
 
-    def __call__(self, params, t):
-        W, b = self.unpack(params, t)
-        Xt = self.X_sel[:, :t]
-        np.matmul(Xt, W.T, out=self.scores)
+    def __call__(self, params, p):
+        W, b = self.unpack(params, p)
+        self.X_sel.scores(W, self.scores)
         self.scores += b
         # residual = w_i (p_i - e_{y_i}), the unnormalised gradient w.r.t. the scores
         loss = _loss_gradient(self.scores, self.y, self.sample_weight, self.residual,
                               self.margin)
         loss /= self.total
-        grad_W = (self.residual.T @ Xt) / self.total
+        grad_W = self.X_sel.gradient(self.residual, p)
+        grad_W /= self.total
         if self.alpha > 0:
             if self.penalty == "fro":
                 loss += self.alpha * np.dot(W.ravel(), W.ravel())
@@ -179,20 +198,42 @@ def _checked_candidate(features, j, score, selected):
     return j, score
 
 
-def _training_column(features, j, n_samples):
-    """Candidate ``j`` on the training data, checked: finite, n_samples values."""
-    column = np.asarray(features.training_columns([j]), dtype=np.float64)
-    if column.shape != (n_samples, 1):
+def _training_block(features, j, n_samples, width):
+    """Candidate ``j`` on the training data, checked: finite, (n_samples, width)."""
+    block = np.asarray(features.training_columns([j]), dtype=np.float64)
+    if block.shape != (n_samples, width):
         raise ValueError(
             f"{type(features).__name__}.training_columns([{j}]) has shape "
-            f"{column.shape}, expected ({n_samples}, 1)"
+            f"{block.shape}, expected ({n_samples}, {width})"
         )
-    if not np.all(np.isfinite(column)):
+    if not np.all(np.isfinite(block)):
         raise ValueError(
             f"{type(features).__name__}.training_columns([{j}]) contains NaN "
             "or infinity"
         )
-    return column[:, 0]
+    return block
+
+
+def candidate_widths(features):
+    """Columns of each candidate of a fitted family: ``candidate_widths_`` or all 1.
+
+    A family whose candidates are groups of columns (§3.2) sets
+    ``candidate_widths_``, an int array of shape (n_candidates,) with
+    entries >= 1; returns None for a family of single columns.
+    """
+    widths = getattr(features, "candidate_widths_", None)
+    if widths is None:
+        return None
+    name = type(features).__name__
+    widths = np.asarray(widths)
+    if (widths.shape != (features.n_candidates_,)
+            or not np.issubdtype(widths.dtype, np.integer)
+            or (widths.size and widths.min() < 1)):
+        raise TypeError(
+            f"{name}.candidate_widths_ must be an int array of shape "
+            f"(n_candidates_,) = ({features.n_candidates_},) with entries >= 1"
+        )
+    return widths.astype(np.intp)
 
 
 def _read_only(array):
@@ -228,6 +269,11 @@ def shareboost_path(
     the unselected column chosen by ``selection`` (by default the largest
     ``||G[:, j]||_1``) and refits all selected columns by L-BFGS,
     warm-started from the previous round.
+
+    A family whose candidates are groups of columns (``candidate_widths_``,
+    e.g. anchor points, §4.2) is selected from by the group rule of §3.2:
+    each round adds the group with the largest ``sum_{j in J} ||G[:, j]||_1``
+    (computed by the family) and all of its columns.
 
     Parameters
     ----------
@@ -274,7 +320,8 @@ def shareboost_path(
         corrective refit of every candidate. The last three evaluate every
         unselected candidate on the objective the refit minimises (penalty
         included); "full" refuses problems with ``n_candidates * n_samples *
-        n_classes * n_rounds`` above ``FULL_MAX_WORK`` (1e9).
+        n_classes * n_rounds`` above ``FULL_MAX_WORK`` (1e9). Groups of
+        columns (§3.2) are only selected by "gradient_l1".
     penalty : {"fro", "linf1_smooth"}, default="fro"
         ``alpha * ||W||_F^2``, or the smoothed ``||W||_{inf,1}``:
         ``(alpha / beta) sum_j [log sum_i (exp(beta W_ij) + exp(-beta W_ij))
@@ -300,6 +347,16 @@ def shareboost_path(
         selected features separate the classes: the loss has no minimiser),
         or stopped in a failed line search with the gradient above the
         tolerance (badly scaled features).
+
+    Raises
+    ------
+    ValueError
+        If ``selection`` or ``penalty`` is unknown; if ``init_path`` is
+        longer than ``n_rounds``; if "full" is asked on too large a
+        problem, or a rule other than "gradient_l1" on groups of columns.
+    TypeError
+        If the family breaks the candidate protocol (ids, scores,
+        ``candidate_widths_``).
 
     References
     ----------
@@ -332,8 +389,25 @@ def shareboost_path(
                 'refits). Use "best_column" or "line_search", fewer rounds, '
                 "or a smaller problem."
             )
-    X_sel = np.zeros((n_samples, n_rounds), order="F")
-    shift = np.zeros(n_rounds)  # column means removed from X_sel (with an intercept)
+    widths = candidate_widths(features)
+    if widths is not None and selection != "gradient_l1" and np.any(widths > 1):
+        raise ValueError(
+            f"{type(features).__name__} has groups of columns as candidates; "
+            'group selection (§3.2) is implemented for selection="gradient_l1" '
+            f"only, got selection={selection!r}"
+        )
+
+    def width(j):
+        return 1 if widths is None else int(widths[j])
+
+    # Refit on centred dense columns when there is an intercept: the same
+    # model (the intercept absorbs W @ shift) and the same penalty, but about
+    # half the L-BFGS iterations on correlated, non-centred columns (stumps).
+    # A family that runs on threads (n_jobs) shares its threads with the
+    # refit's products over row-sparse groups.
+    n_jobs = getattr(features, "n_jobs", None)
+    n_threads = effective_n_jobs(n_jobs) if isinstance(n_jobs, (int, np.integer)) else 1
+    X_sel = SelectedColumns(n_samples, n_rounds, n_threads=n_threads)
     objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept, margin,
                            penalty, beta)
     options = {
@@ -369,15 +443,9 @@ def shareboost_path(
             status = "ok"
         return res.x, int(res.nit), status
 
-    def put_column(column, t):
-        """Store a candidate's training column as column ``t - 1`` of ``X_sel``."""
-        if fit_intercept:
-            # Refit on the centred column: the same model (the intercept
-            # absorbs W @ shift) and the same penalty, but about half the
-            # L-BFGS iterations on correlated, non-centred columns (stumps).
-            shift[t - 1] = np.average(column, weights=sample_weight)
-            column = column - shift[t - 1]
-        X_sel[:, t - 1] = column
+    def put(block, start):
+        """Store a candidate's training block as the columns from ``start`` on."""
+        X_sel.put(block, start, center=fit_intercept, sample_weight=sample_weight)
 
     stops = {"ok": 0, "max_iter": 0, "failed": 0}
     if init_path is None:
@@ -390,44 +458,51 @@ def shareboost_path(
             loss, _ = objective(params, 0)
         selected = []
         coefs, intercepts, losses, sel_scores, n_iters = [], [], [], [], []
+        column_ptr = [0]
     else:
         # Continue a path: rebuild X_sel and the solver's (centred) intercept.
         selected = [int(j) for j in init_path.selected_features]
-        for t, j in enumerate(selected, 1):
-            put_column(_training_column(features, j, n_samples), t)
+        column_ptr = [int(p) for p in init_path.column_ptr]
+        for t, j in enumerate(selected):
+            put(_training_block(features, j, n_samples, width(j)), column_ptr[t])
         coefs = list(init_path.coefs)
         intercepts = list(init_path.intercepts)
         losses = list(init_path.train_loss)
         sel_scores = list(init_path.selection_scores)
         n_iters = list(init_path.refit_n_iter)
+        p0 = column_ptr[-1]
         W = np.asarray(coefs[-1], dtype=np.float64) if t0 else np.zeros((k, 0))
         parts = [W.ravel()]
         if fit_intercept:
             b = np.asarray(intercepts[-1], dtype=np.float64) if t0 else np.zeros(k)
-            parts.append(b + W @ shift[:t0])
+            parts.append(b + W @ X_sel.shift[:p0])
         params = np.concatenate(parts)
-        loss, _ = objective(params, t0)
+        loss, _ = objective(params, p0)
     # objective.residual now holds the residuals at the current W
+
+    def warm_start(params, p, n_new):
+        """The previous W plus ``n_new`` zero columns, and the intercept."""
+        W, b = objective.unpack(params, p)
+        W0 = np.hstack([W, np.zeros((k, n_new))])
+        return np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
 
     for t in range(t0 + 1, n_rounds + 1):
         excluded = np.sort(np.array(selected, dtype=np.intp))
-        # warm start: previous W plus a zero column for the new feature
-        W, b = objective.unpack(params, t - 1)
-        W0 = np.hstack([W, np.zeros((k, 1))])
-        params0 = np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
+        p = column_ptr[-1]  # columns selected so far
         refitted = None
         if selection == "gradient_l1":
             j, score = features.best_candidate(objective.residual, excluded)
             j, score = _checked_candidate(features, j, score, selected)
             score /= objective.total
         elif selection == "full":
-            def try_candidate(column, t=t, params0=params0, start_loss=loss):
-                put_column(column, t)
-                result = refit(params0, t, start_loss)
-                return objective(result[0], t)[0], result
+            def try_candidate(column, p=p, start_loss=loss, params=params):
+                put(column[:, None], p)
+                result = refit(warm_start(params, p, 1), p + 1, start_loss)
+                return objective(result[0], p + 1)[0], result
 
             j, score, refitted = select_full(features, excluded, try_candidate)
         else:
+            W, _ = objective.unpack(params, p)
             penalty_W = 0.0
             if alpha > 0:
                 penalty_W = penalty_value_grad(W, alpha, penalty, beta)[0]
@@ -438,18 +513,20 @@ def shareboost_path(
                 beta=beta, penalty_W=penalty_W,
             )
         selected.append(j)
-        put_column(_training_column(features, j, n_samples), t)
+        put(_training_block(features, j, n_samples, width(j)), p)
+        p_new = X_sel.n_columns
+        column_ptr.append(p_new)
 
         if refitted is None:
-            params, nit, status = refit(params0, t, loss)
+            params, nit, status = refit(warm_start(params, p, p_new - p), p_new, loss)
         else:  # "full": the chosen candidate's refit, already done
             params, nit, status = refitted
         stops[status] += 1
-        loss, _ = objective(params, t)  # also refreshes the residual at the new W
+        loss, _ = objective(params, p_new)  # also refreshes the residual at the new W
 
-        W, b = objective.unpack(params, t)
+        W, b = objective.unpack(params, p_new)
         coefs.append(_read_only(W.copy()))
-        intercepts.append(_read_only(b - W @ shift[:t]))
+        intercepts.append(_read_only(b - W @ X_sel.shift[:p_new]))
         losses.append(loss)
         sel_scores.append(score)
         n_iters.append(nit)
@@ -500,6 +577,7 @@ def shareboost_path(
         train_loss=np.array(losses),
         selection_scores=np.array(sel_scores),
         refit_n_iter=np.array(n_iters, dtype=np.intp),
+        column_ptr=np.array(column_ptr, dtype=np.intp),
         n_refits_not_converged=stops["max_iter"] + stops["failed"]
         + (0 if init_path is None else init_path.n_refits_not_converged),
     )

@@ -1,0 +1,175 @@
+"""
+=====================================================================
+Piecewise-linear anchors against an RBF kernel SVM on MNIST (Fig. 7)
+=====================================================================
+
+This example reproduces §7.5 and Fig. 7 of [SWS2011]_: with generic
+features, ShareBoost learns a piecewise-linear multiclass predictor whose
+error comes close to a Gaussian-kernel SVM while it uses a few hundred
+anchor points, far fewer than the SVM's support vectors.
+
+The digits are reduced to 50 dimensions by PCA (fitted on the training
+digits). The candidates (:class:`~mcsparse.features.AnchorPoints`, §4.2):
+1500 anchor points, the k-means centres of the training digits, each with
+35 radii (the distances within which 0.2% to 50% of the training digits
+lie, geometric steps), i.e. 52,500 candidate groups. A group is the local
+linear piece ``1[||x - v|| <= r] [x, 1]`` (51 columns of ``W``); each
+round of ShareBoost selects the group with the largest sum of its gradient
+columns' l1 norms (§3.2) and refits all selected pieces. All 35 radii of an
+anchor are scored in one cumulative pass over its training digits sorted by
+distance (Cython and BLAS).
+
+**Protocol.** Both methods have their hyper-parameters chosen on the
+training set only, on the same split: fit on the first 10,000 training
+digits, measure the error on the last 10,000. For the SVC
+(:class:`sklearn.svm.SVC`, one-vs-one, RBF kernel on the same PCA-50
+features): ``gamma`` in {1, 2, 4} times scikit-learn's ``"scale"`` and
+``C`` in {3, 10}. For ShareBoost: the Frobenius penalty ``alpha`` (§3.3)
+in {1e-4, 1e-3, 1e-2}, with 500 anchors and 100 rounds on that split. The
+chosen models are then fitted on all 60,000 training digits and the test
+set is used once, for the curves and numbers below.
+
+Each refit stops at a relative gradient tolerance ``tol=1e-3`` instead of
+the default 1e-4: on the split above (40 rounds) the held-out error was the
+same (3.68% against 3.63%) for 2.2 times less time. The refits of the
+pieces, row-sparse blocks of up to 30,000 x 51 values each, are most of the
+fit time.
+
+**Full run** (``MCSPARSE_FULL=1 python
+examples/shareboost/plot_sws2011_fig7_anchors.py``, 2 cores, 48 min):
+SVC (``gamma`` = 2 x scale, ``C=3``) 1.31% test error with 13,767 support
+vectors, fit in 22 s; ShareBoost (``alpha=1e-3``) 2.01% after 100 pieces
+and 1.85% after 250 (207 distinct anchor points), fit in 2606 s. That is
+0.54 points above the SVC: short of "close to the SVM" as the issue's
+target reads it (0.3 points). See the :doc:`getting started page
+</getting_started>` for what was tried.
+
+Quick mode (the docs build) uses 5000 training and 2000 test digits, 300
+anchors and 60 rounds, with ``alpha`` and the SVC parameters fixed.
+``MCSPARSE_FIG7_ALPHA=<value>`` skips ShareBoost's search.
+"""
+
+# %%
+# Data: MNIST digits, PCA to 50 dimensions
+import os
+import resource
+import time
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.decomposition import PCA
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+from mcsparse import ShareBoostClassifier
+from mcsparse.datasets import load_mnist
+from mcsparse.features import AnchorPoints
+
+FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
+X_train, y_train = load_mnist(subset="train", return_X_y=True)
+X_test, y_test = load_mnist(subset="test", return_X_y=True)
+if FULL:
+    n_anchors, n_rounds = 1500, 250
+    search = dict(n_fit=10_000, n_val=10_000, n_anchors=500, n_rounds=100)
+    alphas, gammas, Cs = [1e-4, 1e-3, 1e-2], [1.0, 2.0, 4.0], [3.0, 10.0]
+else:
+    X_train, y_train = X_train[:5000], y_train[:5000]
+    X_test, y_test = X_test[:2000], y_test[:2000]
+    n_anchors, n_rounds = 300, 60
+    search = None
+    alphas, gammas, Cs = [1e-3], [2.0], [3.0]
+pca = PCA(n_components=50, random_state=0).fit(X_train / 255.0)
+Z_train = pca.transform(X_train / 255.0)
+Z_test = pca.transform(X_test / 255.0)
+gamma_scale = 1.0 / (Z_train.shape[1] * Z_train.var())  # SVC's gamma="scale"
+print(f"train {Z_train.shape}, test {Z_test.shape}; {n_anchors} anchors x 35 radii "
+      f"= {35 * n_anchors} candidate groups")
+
+
+TOL = 1e-3
+
+
+def anchors(n):
+    return AnchorPoints(n_anchors=n, n_radii=35, quantile_range=(0.002, 0.5),
+                        n_jobs=2, random_state=0)
+
+
+# %%
+# Hyper-parameters on a split of the training set
+#
+# Fit on the first ``n_fit`` training digits, score on the last ``n_val``.
+warnings.simplefilter("ignore", ConvergenceWarning)
+alpha_env = os.environ.get("MCSPARSE_FIG7_ALPHA")
+if search is not None:
+    fit, val = slice(0, search["n_fit"]), slice(-search["n_val"], None)
+    svc_val = {}
+    for g in gammas:
+        for C in Cs:
+            svc = SVC(C=C, gamma=g * gamma_scale).fit(Z_train[fit], y_train[fit])
+            svc_val[g, C] = np.mean(svc.predict(Z_train[val]) != y_train[val])
+            print(f"SVC gamma={g:g} x scale, C={C:g}: held-out error "
+                  f"{100 * svc_val[g, C]:.2f}%", flush=True)
+    gamma, C = min(svc_val, key=svc_val.get)
+    if alpha_env is None:
+        sb_val = {}
+        for alpha in alphas:
+            t0 = time.perf_counter()
+            clf = ShareBoostClassifier(n_features_to_select=search["n_rounds"], alpha=alpha,
+                                       tol=TOL, features=anchors(search["n_anchors"]))
+            clf.fit(Z_train[fit], y_train[fit])
+            sb_val[alpha] = np.mean(clf.predict(Z_train[val]) != y_train[val])
+            print(f"ShareBoost alpha={alpha:g}: held-out error {100 * sb_val[alpha]:.2f}% "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        best_alpha = min(sb_val, key=sb_val.get)
+    else:
+        best_alpha = float(alpha_env)
+else:
+    gamma, C = gammas[0], Cs[0]
+    best_alpha = float(alpha_env) if alpha_env else alphas[0]
+print(f"chosen: SVC gamma={gamma:g} x scale, C={C:g}; ShareBoost alpha={best_alpha:g}")
+
+# %%
+# The RBF kernel SVM on all training digits
+t0 = time.perf_counter()
+svc = SVC(C=C, gamma=gamma * gamma_scale).fit(Z_train, y_train)
+svc_fit_time = time.perf_counter() - t0
+svc_error = np.mean(svc.predict(Z_test) != y_test)
+n_sv = int(svc.n_support_.sum())
+print(f"SVC: test error {100 * svc_error:.2f}%, {n_sv} support vectors, "
+      f"fit {svc_fit_time:.0f} s")
+
+# %%
+# ShareBoost over anchor groups on all training digits
+t0 = time.perf_counter()
+clf = ShareBoostClassifier(n_features_to_select=n_rounds, alpha=best_alpha, tol=TOL,
+                           features=anchors(n_anchors), verbose=int(FULL))
+clf.fit(Z_train, y_train)
+sb_fit_time = time.perf_counter() - t0
+test_errors = np.array([np.mean(p != y_test) for p in clf.staged_predict(Z_test)])
+rounds = np.arange(1, n_rounds + 1)
+n_distinct = np.unique(clf.selected_features_ // 35).size
+peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+print(f"ShareBoost: test error {100 * test_errors[-1]:.2f}% after {n_rounds} pieces "
+      f"({n_distinct} distinct anchor points), fit {sb_fit_time:.0f} s; peak memory "
+      f"of the process {peak_gb:.1f} GB")
+for t in (50, 100, 150, 200, 230, 250):
+    if t <= n_rounds:
+        print(f"  round {t:>3}: test error {100 * test_errors[t - 1]:.2f}%")
+print(f"gap to the SVC at {n_rounds} rounds: "
+      f"{100 * (test_errors[-1] - svc_error):+.2f} points")
+
+# %%
+# Test error per round (Fig. 7)
+fig, ax = plt.subplots(figsize=(6.4, 4.2))
+ax.plot(rounds, 100 * test_errors, label=f"ShareBoost, anchors (alpha={best_alpha:g})")
+ax.axhline(100 * svc_error, color="k", ls="--",
+           label=f"RBF SVC, {n_sv} support vectors")
+ax.set_yscale("log")
+ax.set_xlabel("rounds (selected anchor points with their radius)")
+ax.set_ylabel("test error (%)")
+ax.set_title("MNIST, PCA-50" + ("" if FULL else " (quick mode)"))
+ax.grid(True, which="both", alpha=0.3)
+ax.legend(fontsize=8)
+fig.tight_layout()
+plt.show()

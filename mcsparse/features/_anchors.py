@@ -1,0 +1,592 @@
+"""Piecewise-linear "anchor" features ([SWS2011], §4.2) and their group scores.
+
+An anchor ``v_a`` with a radius ``r_ab`` defines a group of features,
+``1[||x - v_a|| <= r_ab] * [x, 1]``: a linear function active inside the
+ball. ShareBoost selects whole groups ([SWS2011], §3.2) by the sum of the l1
+norms of their gradient columns; :func:`anchor_group_scores` computes that
+score for every (anchor, radius) pair in one pass per anchor.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.cluster import MiniBatchKMeans
+from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.utils import check_scalar
+from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from ._anchors_fast import anchor_scores_chunk
+from ._base import CandidateFeatures
+
+
+def _as_real_matrix(values, name, shape):
+    """``values`` as a C-ordered float64 2-D array of finite reals."""
+    values = np.asarray(values)
+    if values.dtype == bool or not (
+        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array {shape}, got shape {values.shape}")
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return values
+
+
+def _as_index_matrix(values, name, shape):
+    """``values`` as a 2-D integer array (bools and floats are refused)."""
+    values = np.asarray(values)
+    if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got dtype {values.dtype}")
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array {shape}, got shape {values.shape}")
+    return values
+
+
+def _check_n_jobs(n_jobs):
+    """``n_jobs`` as the number of threads to use (joblib convention)."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer)):
+        raise TypeError(f"n_jobs must be None or an int, got {n_jobs!r}")
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be None, a positive int or a negative int, got 0")
+    return effective_n_jobs(int(n_jobs))
+
+
+def _check_anchor_inputs(X1, residual, order, cuts):
+    """Validate and convert the inputs of the anchor group scores.
+
+    Returns ``X1`` and ``residual`` as C-ordered float64, ``order`` as
+    C-ordered int32 and ``cuts`` as C-ordered intp.
+    """
+    X1 = _as_real_matrix(X1, "X1", "(n_samples, n_cols)")
+    residual = _as_real_matrix(residual, "residual", "(n_samples, n_classes)")
+    if residual.shape[0] != X1.shape[0]:
+        raise ValueError(
+            f"residual has {residual.shape[0]} rows (samples), X1 has {X1.shape[0]}")
+    n_samples = X1.shape[0]
+    order = _as_index_matrix(order, "order", "(n_anchors, n_max)")
+    cuts = _as_index_matrix(cuts, "cuts", "(n_anchors, n_radii)")
+    if cuts.shape[0] != order.shape[0]:
+        raise ValueError(
+            f"cuts has {cuts.shape[0]} rows (anchors), order has {order.shape[0]}")
+    n_max = order.shape[1]
+    if order.size and (order.min() < 0 or order.max() >= n_samples):
+        raise ValueError(
+            f"order must hold sample indices in [0, {n_samples}), got values in "
+            f"[{order.min()}, {order.max()}]")
+    if order.size:
+        ranked = np.sort(order, axis=1)
+        repeats = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1)
+        if repeats.any():
+            raise ValueError(
+                f"order repeats a sample in the row of anchor {np.flatnonzero(repeats)[0]}: "
+                "each row must list distinct samples")
+    if cuts.size:
+        if cuts.min() < 0 or cuts.max() > n_max:
+            raise ValueError(
+                f"cuts must be in [0, n_max={n_max}] (samples inside each ball), got "
+                f"values in [{cuts.min()}, {cuts.max()}]")
+        if (np.diff(cuts, axis=1) < 0).any():
+            raise ValueError("cuts must be non-decreasing along each row (nested balls)")
+    order = np.ascontiguousarray(order, dtype=np.int32)
+    cuts = np.ascontiguousarray(cuts, dtype=np.intp)
+    return X1, residual, order, cuts
+
+
+def _check_finite_scores(scores):
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            "group scores overflow float64: rescale X1 or residual")
+    return scores
+
+
+def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
+    r"""ShareBoost's group scores of every (anchor, radius) pair.
+
+    The group of anchor ``a`` and radius ``b`` holds the ``n_cols`` features
+    ``1[||x - v_a|| <= r_ab] * X1[:, f]`` ([SWS2011]_ §4.2), and its score,
+    the group-selection criterion of [SWS2011]_ §3.2, is the sum over the
+    group of the l1 norms of the gradient columns:
+
+    .. math::
+
+        \mathrm{score}[a, b] = \sum_{c, f} \Big| \sum_{i \in S_{ab}}
+        R_{ic} X1_{if} \Big|,
+
+    the entrywise l1 norm of ``R_S^T X1_S`` over the samples ``S_ab =
+    order[a, :cuts[a, b]]`` inside the ball. The balls of an anchor are
+    nested, so a Cython module scores all radii of an anchor in one
+    cumulative pass over its sorted samples (blocks between cuts by BLAS
+    dgemm, small blocks by a rank-1 loop), ``cuts[a, -1] * n_classes *
+    n_cols`` multiply-adds per anchor, chunks of anchors on threads with the
+    GIL released.
+
+    Parameters
+    ----------
+    X1 : array-like of shape (n_samples, n_cols)
+        Training data with a column of ones appended (``n_cols = d + 1``);
+        real-valued, converted to C-ordered float64.
+    residual : array-like of shape (n_samples, n_classes)
+        Residual (gradient) rows, e.g. ``w_i (p_i - e_{y_i})``; real-valued,
+        converted to C-ordered float64.
+    order : array-like of int of shape (n_anchors, n_max)
+        Each anchor's nearest ``n_max`` samples, nearest first: distinct
+        indices in ``[0, n_samples)``. Converted to int32.
+    cuts : array-like of int of shape (n_anchors, n_radii)
+        ``cuts[a, b]``: number of samples inside ball ``b`` of anchor ``a``,
+        non-decreasing along a row, in ``[0, n_max]``.
+    n_jobs : int, default=None
+        Threads scoring chunks of anchors side by side (joblib convention:
+        None is 1, -1 all cores). With more than one thread, BLAS runs
+        single-threaded inside. The result does not depend on ``n_jobs``.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_anchors, n_radii), float64
+        ``scores[a, b]`` is the score of the ball ``order[a, :cuts[a, b]]``
+        (0 for an empty ball).
+
+    Raises
+    ------
+    TypeError
+        If ``X1`` or ``residual`` are not real-valued, ``order`` or ``cuts``
+        are not integers, or ``n_jobs`` is not None or an int.
+    ValueError
+        If an array is not 2-D, the numbers of samples or anchors disagree,
+        ``X1`` or ``residual`` hold NaN or infinity, ``order`` holds an index
+        out of range or repeats a sample within a row, ``cuts`` decrease
+        along a row or leave ``[0, n_max]``, ``n_jobs`` is 0, or a score
+        overflows float64.
+
+    See Also
+    --------
+    anchor_group_scores_numpy : The plain-NumPy twin (gathered rows, BLAS
+        products per block of samples between cuts).
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, §3.2
+       (group selection) and §4.2 (piecewise-linear features).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X1 = np.array([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]])
+    >>> R = np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, -1.0]])
+    >>> order = np.array([[1, 0, 2]])
+    >>> cuts = np.array([[0, 1, 2, 3]])
+    >>> anchor_group_scores(X1, R, order, cuts)
+    array([[0., 6., 4., 8.]])
+    """
+    X1, residual, order, cuts = _check_anchor_inputs(X1, residual, order, cuts)
+    return _anchor_group_scores(X1, residual, order, cuts, _check_n_jobs(n_jobs))
+
+
+def _anchor_group_scores(X1, residual, order, cuts, n_jobs):
+    """:func:`anchor_group_scores` on inputs already checked and converted."""
+    n_anchors, n_radii = cuts.shape
+    scores = np.zeros((n_anchors, n_radii), dtype=np.float64)
+    if n_anchors == 0 or n_radii == 0:
+        return scores
+    # about four chunks per thread balance anchors of different ball sizes
+    n_chunks = min(n_anchors, 4 * n_jobs) if n_jobs > 1 else 1
+    bounds = np.linspace(0, n_anchors, n_chunks + 1).astype(np.intp).tolist()
+    chunks = [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+    def run(lo, hi):
+        anchor_scores_chunk(X1, residual, order, cuts, scores, lo, hi)
+
+    if len(chunks) == 1:
+        # no limit on BLAS here: changing OpenBLAS's thread count costs ~3 ms
+        # (its workers wake up), and it keeps blocks this small on one thread
+        run(*chunks[0])
+    else:
+        with threadpool_limits(limits=1, user_api="blas"):
+            Parallel(n_jobs=min(n_jobs, len(chunks)), prefer="threads")(
+                delayed(run)(lo, hi) for lo, hi in chunks)
+    return _check_finite_scores(scores)
+
+
+def anchor_group_scores_numpy(X1, residual, order, cuts):
+    """Plain-NumPy twin of :func:`anchor_group_scores` (tests, benchmarks).
+
+    Same arguments (checked the same way) and result. Per anchor, the rows
+    ``order[a, :cuts[a, -1]]`` of ``X1`` and ``residual`` are gathered; each
+    block of samples between consecutive cuts gives ``R_b^T X1_b`` by one
+    BLAS product, a cumulative sum over the blocks gives ``R_S^T X1_S`` for
+    every ball, and its absolute values are summed ([SWS2011]_ §3.2, §4.2).
+
+    Parameters
+    ----------
+    X1 : array-like of shape (n_samples, n_cols)
+        Training data with a column of ones appended.
+    residual : array-like of shape (n_samples, n_classes)
+        Residual (gradient) rows.
+    order : array-like of int of shape (n_anchors, n_max)
+        Each anchor's nearest samples, nearest first.
+    cuts : array-like of int of shape (n_anchors, n_radii)
+        Samples inside each ball, non-decreasing along a row.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_anchors, n_radii), float64
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong kind of dtype (see
+        :func:`anchor_group_scores`).
+    ValueError
+        If an argument has the wrong shape or values (see
+        :func:`anchor_group_scores`).
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, §3.2
+       and §4.2.
+    """
+    X1, residual, order, cuts = _check_anchor_inputs(X1, residual, order, cuts)
+    n_anchors, n_radii = cuts.shape
+    n_classes, n_cols = residual.shape[1], X1.shape[1]
+    scores = np.zeros((n_anchors, n_radii), dtype=np.float64)
+    for a in range(n_anchors):
+        used = order[a, :cuts[a, -1]] if n_radii else order[a, :0]
+        if used.size == 0:
+            continue
+        Xa, Ra = X1[used], residual[used]
+        starts = np.concatenate(([0], cuts[a, :-1]))
+        # overflow becomes inf here and a ValueError below
+        with np.errstate(over="ignore", invalid="ignore"):
+            blocks = np.stack([Ra[s:e].T @ Xa[s:e] if e > s
+                               else np.zeros((n_classes, n_cols))
+                               for s, e in zip(starts, cuts[a])])
+            scores[a] = np.abs(np.cumsum(blocks, axis=0)).sum(axis=(1, 2))
+    return _check_finite_scores(scores)
+
+
+def _ball_sizes(n_samples, n_radii, quantile_range):
+    """Target numbers of samples per ball: geometric quantiles of ``n_samples``."""
+    low, high = quantile_range
+    counts = np.ceil(np.geomspace(low, high, n_radii) * n_samples).astype(np.intp)
+    return np.clip(counts, 1, n_samples)
+
+
+def _radii_and_cuts(sorted_dist, counts, n_samples):
+    """Radii strictly between distinct distances, and the samples inside each ball.
+
+    ``sorted_dist`` holds an anchor's nearest distances, ascending (at least
+    ``counts[-1] + 1`` of them unless every sample is there). A target count
+    that would split samples at equal distance is lowered to the first of
+    them, so that ``1[dist <= radius]`` holds for exactly the first ``cut``
+    samples; the radius is the midpoint to the next distance.
+    """
+    radii = np.empty(counts.size)
+    cuts = np.empty(counts.size, dtype=np.intp)
+    for b, c in enumerate(counts):
+        if c >= n_samples:
+            radii[b], cuts[b] = sorted_dist[n_samples - 1], n_samples
+            continue
+        if sorted_dist[c] == sorted_dist[c - 1]:
+            c = int(np.searchsorted(sorted_dist, sorted_dist[c - 1], side="left"))
+        cuts[b] = c
+        radii[b] = (0.5 * (sorted_dist[c - 1] + sorted_dist[c]) if c > 0
+                    else 0.5 * sorted_dist[0])
+    return radii, cuts
+
+
+def _dense(X):
+    return X.toarray() if sp.issparse(X) else X
+
+
+def _with_ones(X):
+    """``[X, 1]`` as a C-ordered float64 array (whatever the order of ``X``)."""
+    X1 = np.empty((X.shape[0], X.shape[1] + 1))
+    X1[:, :-1] = X
+    X1[:, -1] = 1.0
+    return X1
+
+
+class AnchorPoints(CandidateFeatures):
+    """Piecewise-linear "anchor" features: one group per (anchor, radius).
+
+    The candidates of [SWS2011]_ §4.2 and §7.5: the anchor points ``v_a`` are
+    k-means centres of the training data; each has ``n_radii`` radii
+    ``r_ab``, the distances within which a given fraction of the training
+    samples lie (geometric quantiles between ``quantile_range``). Candidate
+    ``(a, b)`` is the group of ``n_features + 1`` features
+
+        ``psi_ab(x) = 1[||x - v_a|| <= r_ab] * [x, 1]``,
+
+    a linear piece with its bias active inside the ball; ShareBoost selects
+    whole groups (§3.2), so after ``T`` rounds the model is a sum of ``T``
+    pieces, ``W psi(x) = sum_t 1[x in ball_t] (U_t x + b_t)``, each piece a
+    ``(n_classes, n_features + 1)`` block of ``W``.
+
+    The group score ``sum_{j in J} ||R^T psi_j||_1`` of every (anchor,
+    radius) pair is computed without building the groups: each anchor's
+    training samples are sorted by distance once, in ``fit``, and every
+    round one cumulative pass over them gives all radii
+    (:func:`anchor_group_scores`, Cython and BLAS). A round costs about
+    ``n_anchors * quantile_range[1] * n_samples * n_classes * (n_features +
+    1)`` multiply-adds.
+
+    Parameters
+    ----------
+    n_anchors : int, default=1500
+        Number of anchor points (k-means clusters of the training data).
+    n_radii : int, default=35
+        Radii per anchor; ``n_candidates = n_anchors * n_radii``.
+    quantile_range : tuple of two floats, default=(0.002, 0.5)
+        ``(low, high)`` with ``0 < low <= high <= 1``: the smallest ball of
+        an anchor holds a fraction ``low`` of the training samples, the
+        largest a fraction ``high``, geometric steps in between.
+    n_jobs : int, default=None
+        Threads for the group scores (joblib convention; None is 1).
+    random_state : int, RandomState instance or None, default=None
+        Seeds k-means.
+
+    Attributes
+    ----------
+    anchors_ : ndarray of shape (n_anchors, n_features)
+        The anchor points.
+    radii_ : ndarray of shape (n_anchors, n_radii)
+        ``radii_[a, b]``: radius of candidate ``a * n_radii + b``,
+        increasing in ``b``.
+    ball_sizes_ : ndarray of shape (n_anchors, n_radii), dtype intp
+        Training samples inside each ball.
+    n_candidates_ : int
+        ``n_anchors * n_radii``.
+    candidate_widths_ : ndarray of shape (n_candidates,), dtype intp
+        ``n_features + 1`` for every candidate.
+    support_ : ndarray of shape (n_features,), bool
+        After :meth:`end_scan`: all True (a piece reads every feature).
+    n_features_in_ : int
+        Number of input features.
+
+    See Also
+    --------
+    anchor_group_scores : The group scores of all (anchor, radius) pairs.
+
+    Notes
+    -----
+    Radii are placed midway between consecutive distinct training
+    distances, so ``1[||x - v|| <= r]`` selects exactly the intended
+    training samples; a ball whose target size would split samples at
+    equal distance is made smaller. The largest ball, with ``high = 1``,
+    has the largest training distance as its radius.
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011,
+       §3.2 (group selection), §4.2 (piecewise-linear predictors), §7.5.
+
+    Examples
+    --------
+    >>> from mcsparse import ShareBoostClassifier
+    >>> from mcsparse.datasets import load_pendigits
+    >>> from mcsparse.features import AnchorPoints
+    >>> X, y = load_pendigits(return_X_y=True)
+    >>> family = AnchorPoints(n_anchors=50, n_radii=5, random_state=0)
+    >>> clf = ShareBoostClassifier(n_features_to_select=5, features=family,
+    ...                            alpha=1e-4).fit(X[:2000] / 100, y[:2000])
+    >>> clf.coef_.shape  # 5 pieces of 16 + 1 columns
+    (10, 85)
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def __init__(self, n_anchors=1500, n_radii=35, quantile_range=(0.002, 0.5),
+                 n_jobs=None, random_state=None):
+        self.n_anchors = n_anchors
+        self.n_radii = n_radii
+        self.quantile_range = quantile_range
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _check_params(self):
+        for name in ("n_anchors", "n_radii"):
+            check_scalar(getattr(self, name), name, numbers.Integral, min_val=1)
+        q = self.quantile_range
+        if (not isinstance(q, (tuple, list)) or len(q) != 2
+                or not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                           for v in q)
+                or not 0 < q[0] <= q[1] <= 1):
+            raise ValueError(
+                "quantile_range must be a pair (low, high) with 0 < low <= high "
+                f"<= 1, got {q!r}"
+            )
+        return _check_n_jobs(self.n_jobs)
+
+    def fit(self, X, y=None):
+        """Find the anchors, sort each anchor's samples by distance, set the radii.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, converted to float64; sparse input is densified.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : AnchorPoints
+            The fitted family, ready to score.
+
+        Raises
+        ------
+        ValueError
+            If a parameter is out of range, ``X`` has NaN or infinity, or
+            fewer samples than ``n_anchors``.
+        """
+        self._n_threads = self._check_params()
+        X = _dense(validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64))
+        n_samples, n_features = X.shape
+        if n_samples < self.n_anchors:
+            raise ValueError(
+                f"n_anchors={self.n_anchors} k-means clusters need at least as "
+                f"many samples, got n_samples={n_samples}"
+            )
+        kmeans = MiniBatchKMeans(n_clusters=self.n_anchors, n_init=3, batch_size=4096,
+                                 random_state=self.random_state).fit(X)
+        self.anchors_ = kmeans.cluster_centers_
+        counts = _ball_sizes(n_samples, self.n_radii, self.quantile_range)
+        n_kept = min(n_samples, int(counts[-1]) + 1)
+        order = np.empty((self.n_anchors, n_kept), dtype=np.int32)
+        self.radii_ = np.empty((self.n_anchors, self.n_radii))
+        self.ball_sizes_ = np.empty((self.n_anchors, self.n_radii), dtype=np.intp)
+        sq_norms = np.einsum("ij,ij->i", X, X)
+        for lo in range(0, self.n_anchors, 128):
+            hi = min(lo + 128, self.n_anchors)
+            dist = euclidean_distances(self.anchors_[lo:hi], X, Y_norm_squared=sq_norms)
+            if n_kept < n_samples:
+                near = np.argpartition(dist, n_kept - 1, axis=1)[:, :n_kept]
+            else:
+                near = np.broadcast_to(np.arange(n_samples), dist.shape)
+            near_dist = np.take_along_axis(dist, near, axis=1)
+            rank = np.argsort(near_dist, axis=1, kind="stable")
+            order[lo:hi] = np.take_along_axis(near, rank, axis=1)
+            near_dist = np.take_along_axis(near_dist, rank, axis=1)
+            for a in range(lo, hi):
+                self.radii_[a], self.ball_sizes_[a] = _radii_and_cuts(
+                    near_dist[a - lo], counts, n_samples)
+        self._order = order
+        self._X_fit = _with_ones(X)
+        self.n_candidates_ = self.n_anchors * self.n_radii
+        self.candidate_widths_ = np.full(self.n_candidates_, n_features + 1, dtype=np.intp)
+        return self
+
+    def best_candidate(self, residual, excluded):
+        """The (anchor, radius) group with the largest score outside ``excluded``.
+
+        Parameters
+        ----------
+        residual : ndarray of shape (n_samples, n_classes), float64
+            Residual rows of the training samples.
+        excluded : ndarray of shape (n_excluded,), intp
+            Candidates that must not be returned.
+
+        Returns
+        -------
+        id : int
+            ``a * n_radii + b`` of the best group (lowest id on ties).
+        score : float
+            Its ``sum_{j in J} ||R^T psi_j||_1``.
+
+        Raises
+        ------
+        ValueError
+            If every candidate is excluded, or ``residual`` has the wrong
+            shape or non-finite values.
+        """
+        self._check_scanning()
+        excluded = self._check_excluded(excluded, self.n_candidates_)
+        residual = np.ascontiguousarray(residual, dtype=np.float64)
+        if residual.ndim != 2 or residual.shape[0] != self._X_fit.shape[0]:
+            raise ValueError(
+                f"residual must have shape (n_samples, n_classes) with n_samples="
+                f"{self._X_fit.shape[0]}, got {residual.shape}"
+            )
+        if not np.isfinite(residual).all():
+            raise ValueError("residual contains NaN or infinity")
+        scores = _anchor_group_scores(self._X_fit, residual, self._order,
+                                      self.ball_sizes_, self._n_threads)
+        scores = _check_finite_scores(scores).ravel()
+        scores[excluded] = -np.inf
+        j = int(np.argmax(scores))
+        if scores[j] == -np.inf:
+            raise ValueError("every candidate has been selected already")
+        return j, float(scores[j])
+
+    def training_columns(self, ids):
+        """The groups ``ids`` on the training data, side by side.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, len(ids) * (n_features + 1))
+            Zero outside each group's ball.
+        """
+        self._check_scanning()
+        ids = self._check_ids(ids, self.n_candidates_)
+        n_samples, width = self._X_fit.shape
+        out = np.zeros((n_samples, ids.size * width))
+        for c, j in enumerate(ids):
+            a, b = divmod(int(j), self.n_radii)
+            rows = self._order[a, : self.ball_sizes_[a, b]]
+            out[rows, c * width : (c + 1) * width] = self._X_fit[rows]
+        return out
+
+    def end_scan(self, ids):
+        """Free the sorted samples; the anchors and radii stay for prediction.
+
+        Returns
+        -------
+        self : AnchorPoints
+            The family, which can no longer select.
+        """
+        check_is_fitted(self)
+        self._check_ids(ids, self.n_candidates_)
+        self.support_ = np.ones(self.n_features_in_, dtype=bool)
+        self._X_fit = self._order = None
+        return self
+
+    def transform_candidates(self, X, ids):
+        """The groups ``ids`` on new data, side by side.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            New data; sparse input is densified.
+        ids : array-like of int
+            Candidates ``a * n_radii + b``.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, len(ids) * (n_features + 1))
+            ``1[||x - v_a|| <= r_ab] * [x, 1]`` for each id.
+        """
+        check_is_fitted(self)
+        ids = self._check_ids(ids, self.n_candidates_)
+        X = _dense(validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
+                                 reset=False))
+        X1 = _with_ones(X)
+        width = X1.shape[1]
+        anchor, radius = np.divmod(ids, self.n_radii)
+        used, where = np.unique(anchor, return_inverse=True)
+        dist = euclidean_distances(X, self.anchors_[used]) if used.size else None
+        out = np.zeros((X.shape[0], ids.size * width))
+        for c in range(ids.size):
+            inside = dist[:, where[c]] <= self.radii_[anchor[c], radius[c]]
+            out[inside, c * width : (c + 1) * width] = X1[inside]
+        return out

@@ -1,0 +1,237 @@
+"""Group scores of the anchor features: Cython module, NumPy twin, brute force."""
+
+import numpy as np
+import pytest
+
+from mcsparse.features._anchors import anchor_group_scores, anchor_group_scores_numpy
+from mcsparse.features._anchors_fast import anchor_scores_chunk
+
+
+def _problem(seed, n_samples, n_cols, n_classes, n_anchors, n_max, n_radii,
+             dtype=np.float64, full=False):
+    """Random data, ones column last, and nested balls of random sizes."""
+    rng = np.random.RandomState(seed)
+    X1 = rng.randn(n_samples, n_cols)
+    X1[:, -1:] = 1.0
+    residual = rng.randn(n_samples, n_classes)
+    order = np.array([rng.permutation(n_samples)[:n_max] for _ in range(n_anchors)],
+                     dtype=np.int32).reshape(n_anchors, n_max)
+    cuts = np.sort(rng.randint(0, n_max + 1, size=(n_anchors, n_radii)), axis=1)
+    if full and n_radii:
+        cuts[:, -1] = n_max
+    return X1.astype(dtype), residual.astype(dtype), order, cuts
+
+
+def _brute_force(X1, residual, order, cuts):
+    """Dense group columns ``1[i in ball] * X1[i, f]`` and ``|R^T G|`` summed."""
+    X1 = np.asarray(X1, dtype=np.float64)
+    residual = np.asarray(residual, dtype=np.float64)
+    n_anchors, n_radii = np.shape(cuts)
+    scores = np.zeros((n_anchors, n_radii))
+    for a in range(n_anchors):
+        for b in range(n_radii):
+            inside = np.zeros(X1.shape[0])
+            inside[order[a][:cuts[a][b]]] = 1.0
+            group = inside[:, None] * X1
+            scores[a, b] = np.abs(residual.T @ group).sum()
+    return scores
+
+
+def _assert_close(got, want, rtol=1e-10):
+    assert got.dtype == np.float64 and got.shape == want.shape
+    scale = max(np.abs(want).max(initial=0.0), 1.0)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale)
+
+
+SHAPES = [
+    # n_samples, n_cols, n_classes, n_anchors, n_max, n_radii, full
+    (60, 5, 3, 4, 40, 6, False),  # n_max < n_samples, random cuts
+    (1, 3, 2, 1, 1, 2, True),  # one sample
+    (30, 4, 10, 1, 30, 5, True),  # one anchor, n_max == n_samples
+    (25, 3, 2, 5, 20, 1, True),  # one radius
+    (40, 1, 2, 3, 40, 4, False),  # one column (the ones column alone)
+    (80, 51, 10, 3, 70, 7, True),  # the MNIST-PCA width, 10 classes
+    (700, 1, 2, 2, 650, 2, True),  # a large block with little work per sample
+    (600, 6, 3, 2, 600, 3, True),  # blocks of more than 256 rows (BLAS path)
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_cython_numpy_and_brute_force_agree(shape):
+    *sizes, full = shape
+    X1, residual, order, cuts = _problem(0, *sizes, full=full)
+    want = _brute_force(X1, residual, order, cuts)
+    _assert_close(anchor_group_scores(X1, residual, order, cuts), want)
+    _assert_close(anchor_group_scores_numpy(X1, residual, order, cuts), want)
+
+
+def test_cuts_with_repeats_zeros_and_single_steps():
+    """Empty balls score 0, repeated cuts repeat the score; steps of 1 to 300."""
+    X1, residual, order, _ = _problem(1, 500, 7, 4, 3, 450, 0)
+    cuts = np.array([
+        [0, 0, 0, 1, 1, 2, 3, 4, 4, 450],  # zeros, repeats, steps of 1
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # every ball empty
+        [5, 5, 30, 31, 32, 33, 300, 300, 449, 450],  # BLAS blocks and loops
+    ])
+    want = _brute_force(X1, residual, order, cuts)
+    got = anchor_group_scores(X1, residual, order, cuts)
+    _assert_close(got, want)
+    _assert_close(anchor_group_scores_numpy(X1, residual, order, cuts), want)
+    assert (got[0, :3] == 0).all() and (got[1] == 0).all()
+    assert got[0, 3] == got[0, 4] and got[2, 0] == got[2, 1]
+
+
+def test_example_by_hand():
+    X1 = np.array([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]])
+    residual = np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, -1.0]])
+    # ball {1}: |[-1, 1] x [2, 1]| = 6; {1, 0}: [[-1, 0], [1, 0]] -> 2; all: 6
+    got = anchor_group_scores(X1, residual, [[1, 0, 2]], [[0, 1, 2, 3]])
+    np.testing.assert_array_equal(got, [[0.0, 6.0, 2.0, 6.0]])
+
+
+def test_float32_and_integer_inputs_are_accepted():
+    X1, residual, order, cuts = _problem(2, 50, 6, 3, 4, 45, 5, dtype=np.float32)
+    want = _brute_force(X1, residual, order, cuts)
+    got = anchor_group_scores(X1, residual, order.astype(np.int64), cuts.astype(np.int32))
+    assert got.dtype == np.float64
+    _assert_close(got, want, rtol=1e-6)
+    _assert_close(anchor_group_scores_numpy(X1, residual, order, cuts), want, rtol=1e-6)
+    # float32 data is converted exactly: same as the float64 copy
+    np.testing.assert_allclose(
+        got, anchor_group_scores(X1.astype(np.float64), residual.astype(np.float64),
+                                 order, cuts), rtol=1e-12)
+    Xi = np.arange(12).reshape(6, 2)
+    Ri = np.ones((6, 2), dtype=np.int64)
+    _assert_close(anchor_group_scores(Xi, Ri, [[0, 1, 2]], [[3]]),
+                  _brute_force(Xi, Ri, [[0, 1, 2]], [[3]]))
+
+
+def test_non_contiguous_inputs():
+    X1, residual, order, cuts = _problem(3, 40, 5, 3, 3, 30, 4)
+    want = _brute_force(X1, residual, order, cuts)
+    got = anchor_group_scores(np.asfortranarray(X1), residual[:, ::-1][:, ::-1],
+                              np.asfortranarray(order), np.asfortranarray(cuts))
+    _assert_close(got, want)
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3, -1])
+def test_threads_give_identical_results(n_jobs):
+    X1, residual, order, cuts = _problem(4, 300, 11, 5, 17, 250, 9, full=True)
+    one = anchor_group_scores(X1, residual, order, cuts, n_jobs=1)
+    np.testing.assert_array_equal(
+        anchor_group_scores(X1, residual, order, cuts, n_jobs=n_jobs), one)
+    np.testing.assert_array_equal(anchor_group_scores(X1, residual, order, cuts), one)
+
+
+@pytest.mark.parametrize("sizes", [
+    (5, 3, 2, 0, 4, 3),  # no anchor
+    (5, 3, 2, 4, 4, 0),  # no radius
+    (5, 3, 2, 4, 0, 3),  # n_max = 0
+    (0, 3, 2, 0, 0, 3),  # no sample
+    (5, 0, 2, 2, 4, 3),  # no column
+    (5, 3, 0, 2, 4, 3),  # no class
+])
+def test_empty_cases_give_zeros(sizes):
+    X1, residual, order, cuts = _problem(5, *sizes)
+    want = np.zeros((sizes[3], sizes[5]))
+    for func in (anchor_group_scores, anchor_group_scores_numpy):
+        got = func(X1, residual, order, cuts)
+        assert got.shape == want.shape and got.dtype == np.float64
+        np.testing.assert_array_equal(got, want)
+
+
+def test_cuts_all_zero_give_zeros():
+    X1, residual, order, _ = _problem(6, 20, 3, 2, 3, 10, 0)
+    cuts = np.zeros((3, 4), dtype=np.intp)
+    for func in (anchor_group_scores, anchor_group_scores_numpy):
+        np.testing.assert_array_equal(func(X1, residual, order, cuts), np.zeros((3, 4)))
+
+
+def _good():
+    return _problem(7, 20, 3, 2, 3, 10, 4)
+
+
+def _with(index, value):
+    args = list(_good())
+    args[index] = value
+    return args
+
+
+BAD_INPUTS = [
+    # (args, exception, message)
+    (_with(0, np.ones(20)), ValueError, "X1 must be a 2-D array"),
+    (_with(1, np.ones((20, 2, 1))), ValueError, "residual must be a 2-D array"),
+    (_with(1, np.ones((19, 2))), ValueError, "residual has 19 rows"),
+    (_with(0, np.ones((20, 3), dtype=complex)), TypeError, "X1 must hold real numbers"),
+    (_with(1, np.ones((20, 2), dtype=bool)), TypeError, "residual must hold real numbers"),
+    (_with(2, np.zeros((3, 10))), TypeError, "order must hold integers"),
+    (_with(2, np.zeros((3, 10), dtype=bool)), TypeError, "order must hold integers"),
+    (_with(3, np.zeros((3, 4))), TypeError, "cuts must hold integers"),
+    (_with(2, np.zeros(10, dtype=int)), ValueError, "order must be a 2-D array"),
+    (_with(3, np.zeros(4, dtype=int)), ValueError, "cuts must be a 2-D array"),
+    (_with(3, np.zeros((2, 4), dtype=int)), ValueError, "cuts has 2 rows"),
+    (_with(2, np.full((3, 10), 20)), ValueError, r"order must hold sample indices in \[0, 20\)"),
+    (_with(2, np.full((3, 10), -1)), ValueError, "order must hold sample indices"),
+    (_with(2, np.tile(np.r_[0, 0, 2:10], (3, 1))), ValueError, "order repeats a sample"),
+    (_with(3, np.tile([1, 3, 2, 4], (3, 1))), ValueError, "cuts must be non-decreasing"),
+    (_with(3, np.tile([1, 2, 3, 11], (3, 1))), ValueError, r"cuts must be in \[0, n_max=10\]"),
+    (_with(3, np.tile([-1, 2, 3, 4], (3, 1))), ValueError, "cuts must be in"),
+]
+
+
+@pytest.mark.parametrize("args, error, match", BAD_INPUTS)
+@pytest.mark.parametrize("func", [anchor_group_scores, anchor_group_scores_numpy])
+def test_bad_inputs_raise(func, args, error, match):
+    with pytest.raises(error, match=match):
+        func(*args)
+
+
+@pytest.mark.parametrize("name, index", [("X1", 0), ("residual", 1)])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("func", [anchor_group_scores, anchor_group_scores_numpy])
+def test_nan_or_inf_raise(func, name, index, value):
+    args = list(_good())
+    args[index] = args[index].copy()
+    args[index][3, 1] = value
+    with pytest.raises(ValueError, match=f"{name} contains NaN or infinity"):
+        func(*args)
+
+
+@pytest.mark.parametrize("func", [anchor_group_scores, anchor_group_scores_numpy])
+def test_overflow_raises(func):
+    X1, residual, order, cuts = _good()
+    with pytest.raises(ValueError, match="overflow float64"):
+        func(X1 * 1e200, residual * 1e200, order, cuts)
+
+
+@pytest.mark.parametrize("n_jobs, error", [
+    (0, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)])
+def test_bad_n_jobs(n_jobs, error):
+    with pytest.raises(error, match="n_jobs"):
+        anchor_group_scores(*_good(), n_jobs=n_jobs)
+
+
+def test_cython_module_checks_what_it_indexes():
+    """Called directly, the module refuses indices and cuts it would read out of range."""
+    X1, residual, order, cuts = _good()
+    cuts = np.ascontiguousarray(cuts, dtype=np.intp)
+    out = np.empty(cuts.shape)
+    bad_order = order.copy()
+    bad_order[1, 0] = 20
+    with pytest.raises(ValueError, match="anchor 1"):
+        anchor_scores_chunk(X1, residual, bad_order, np.full_like(cuts, 10), out, 0, 3)
+    bad_cuts = cuts.copy()
+    bad_cuts[2] = [1, 0, 2, 11]
+    with pytest.raises(ValueError, match="anchor 2"):
+        anchor_scores_chunk(X1, residual, order, bad_cuts, out, 0, 3)
+    with pytest.raises(ValueError, match="out has shape"):
+        anchor_scores_chunk(X1, residual, order, cuts, out[:2], 0, 3)
+    with pytest.raises(ValueError, match="invalid anchor range"):
+        anchor_scores_chunk(X1, residual, order, cuts, out, 2, 4)
+    with pytest.raises(ValueError, match="residual has"):
+        anchor_scores_chunk(X1, residual[:5], order, cuts, out, 0, 3)
+    # a chunk writes only its rows
+    out[:] = -1.0
+    anchor_scores_chunk(X1, residual, order, cuts, out, 1, 2)
+    assert (out[0] == -1).all() and (out[2] == -1).all()
+    _assert_close(out[1:2], _brute_force(X1, residual, order[1:2], cuts[1:2]))

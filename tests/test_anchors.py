@@ -1,0 +1,165 @@
+"""AnchorPoints: piecewise-linear anchor groups (§4.2) selected as groups (§3.2)."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import reference
+from mcsparse import ShareBoostClassifier
+from mcsparse.datasets import load_pendigits
+from mcsparse.features import AnchorPoints, RawFeatures
+from mcsparse.features._anchors import _radii_and_cuts
+
+
+def _digits(n=400):
+    X, y = load_pendigits(return_X_y=True)
+    return X[:n] / 100, y[:n]
+
+
+def _family(X, **kw):
+    params = dict(n_anchors=8, n_radii=4, quantile_range=(0.02, 0.6), random_state=0)
+    params.update(kw)
+    return AnchorPoints(**params).fit(X)
+
+
+def test_balls_are_the_samples_within_each_radius():
+    X, _ = _digits()
+    family = _family(X)
+    dist = np.linalg.norm(X[None, :, :] - family.anchors_[:, None, :], axis=2)
+    inside = (dist[:, None, :] <= family.radii_[:, :, None]).sum(axis=2)
+    np.testing.assert_array_equal(inside, family.ball_sizes_)
+    assert np.all(np.diff(family.radii_, axis=1) >= 0)
+    assert np.all(np.diff(family.ball_sizes_, axis=1) >= 0)
+    # the target sizes: geometric quantiles 2% .. 60% of 400 samples
+    np.testing.assert_array_equal(family.ball_sizes_[0], [8, 25, 78, 240])
+    assert family.n_candidates_ == 32
+    np.testing.assert_array_equal(family.candidate_widths_, np.full(32, 17))
+
+
+def test_training_columns_equal_transform_on_training_data():
+    X, _ = _digits()
+    family = _family(X)
+    ids = np.array([0, 5, 31, 12])
+    cols = family.training_columns(ids)
+    assert cols.shape == (400, 4 * 17)
+    np.testing.assert_array_equal(cols, family.transform_candidates(X, ids))
+    a, b = divmod(5, 4)
+    block = cols[:, 17:34]
+    inside = np.linalg.norm(X - family.anchors_[a], axis=1) <= family.radii_[a, b]
+    np.testing.assert_array_equal(block[inside], np.hstack([X, np.ones((400, 1))])[inside])
+    assert np.all(block[~inside] == 0)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_group_scores_equal_brute_force(n_jobs):
+    X, _ = _digits()
+    family = _family(X, n_jobs=n_jobs)
+    R = np.random.default_rng(0).standard_normal((400, 5))
+    G = family.training_columns(np.arange(32)).reshape(400, 32, 17)
+    brute = np.abs(np.einsum("ic,igf->gcf", R, G)).sum(axis=(1, 2))
+    j, score = family.best_candidate(R, np.array([], dtype=np.intp))
+    assert j == int(np.argmax(brute)) and score == pytest.approx(brute.max(), rel=1e-12)
+    excluded = np.argsort(brute)[-3:]
+    j, score = family.best_candidate(R, excluded)
+    assert j == int(np.argsort(brute)[-4])
+
+
+def test_path_equals_reference_on_materialised_groups():
+    """ShareBoost over anchors = the brute-force group reference on the explicit columns."""
+    X, y = _digits(200)
+    y = y % 3
+    family = _family(X, n_anchors=4, n_radii=3, quantile_range=(0.1, 0.5))
+    clf = ShareBoostClassifier(n_features_to_select=2, alpha=0.01, features=family,
+                               tol=1e-10, max_iter=10000).fit(X, y)
+    explicit = _family(X, n_anchors=4, n_radii=3, quantile_range=(0.1, 0.5))
+    columns = explicit.training_columns(np.arange(12))
+    groups = [list(range(17 * g, 17 * (g + 1))) for g in range(12)]
+    sel, losses = reference.shareboost(columns, y, 3, 2, alpha=0.01, groups=groups)
+    np.testing.assert_array_equal(clf.selected_features_, sel)
+    np.testing.assert_allclose(clf.train_loss_, losses, rtol=1e-6)
+    # the same groups as raw columns with group labels
+    raw = ShareBoostClassifier(n_features_to_select=2, alpha=0.01, tol=1e-10, max_iter=10000,
+                               features=RawFeatures(groups=np.repeat(np.arange(12), 17)))
+    raw.fit(columns, y)
+    np.testing.assert_array_equal(raw.selected_features_, sel)
+    np.testing.assert_allclose(clf.decision_function(X), raw.decision_function(columns),
+                               atol=1e-8)
+
+
+def test_classifier_with_anchors_predicts_and_pickles():
+    X, y = _digits(600)
+    clf = ShareBoostClassifier(n_features_to_select=6, alpha=1e-3, features="anchors")
+    clf.set_params(features=AnchorPoints(n_anchors=30, n_radii=5, random_state=0))
+    clf.fit(X[:400], y[:400])
+    assert clf.coef_.shape == (10, 6 * 17)
+    np.testing.assert_array_equal(clf._path.column_ptr, np.arange(0, 7 * 17, 17))
+    assert clf.score(X[400:], y[400:]) > 0.8
+    assert np.all(clf.support_)
+    staged = list(clf.staged_predict(X[400:]))
+    np.testing.assert_array_equal(staged[-1], clf.predict(X[400:]))
+    clone = pickle.loads(pickle.dumps(clf))
+    assert clone.features_._X_fit is None and clone.features_._order is None
+    np.testing.assert_array_equal(clone.predict(X[400:]), clf.predict(X[400:]))
+
+
+def test_features_anchors_shortcut():
+    X, y = _digits(1600)
+    clf = ShareBoostClassifier(n_features_to_select=1, features="anchors").fit(X, y)
+    assert isinstance(clf.features_, AnchorPoints)
+    assert clf.features_.anchors_.shape == (1500, 16)
+
+
+def test_radii_never_split_equal_distances():
+    dist = np.array([0.0, 1.0, 1.0, 1.0, 2.0, 3.0])
+    radii, cuts = _radii_and_cuts(dist, np.array([1, 2, 3, 5, 6]), 6)
+    np.testing.assert_array_equal(cuts, [1, 1, 1, 5, 6])
+    np.testing.assert_allclose(radii, [0.5, 0.5, 0.5, 2.5, 3.0])
+
+
+def test_duplicate_samples():
+    X, y = _digits(100)
+    X = np.vstack([X, X, X])  # every distance appears three times
+    family = _family(X)
+    dist = np.linalg.norm(X[None, :, :] - family.anchors_[:, None, :], axis=2)
+    inside = (dist[:, None, :] <= family.radii_[:, :, None]).sum(axis=2)
+    np.testing.assert_array_equal(inside, family.ball_sizes_)
+    assert np.all(family.ball_sizes_ % 3 == 0)
+
+
+@pytest.mark.parametrize("params, error, match", [
+    (dict(quantile_range=(0.0, 0.5)), ValueError, "quantile_range"),
+    (dict(quantile_range=(0.5, 0.1)), ValueError, "quantile_range"),
+    (dict(quantile_range=(0.1, 1.5)), ValueError, "quantile_range"),
+    (dict(quantile_range=0.5), ValueError, "quantile_range"),
+    (dict(n_anchors=0), ValueError, "n_anchors"),
+    (dict(n_anchors=2.5), TypeError, "n_anchors"),
+    (dict(n_radii=0), ValueError, "n_radii"),
+    (dict(n_anchors=500), ValueError, "at least as many samples"),
+    (dict(n_jobs=0), ValueError, "n_jobs"),
+])
+def test_bad_parameters(params, error, match):
+    X, _ = _digits()
+    with pytest.raises(error, match=match):
+        _family(X, **params)
+
+
+def test_bad_data():
+    X, _ = _digits()
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _family(bad)
+    family = _family(X)
+    with pytest.raises(ValueError, match="features"):
+        family.transform_candidates(X[:, :5], [0])
+    with pytest.raises(TypeError, match="integers"):
+        family.transform_candidates(X, [0.5])
+    with pytest.raises(ValueError, match=r"\[0, 32\)"):
+        family.training_columns([32])
+    with pytest.raises(ValueError, match="shape"):
+        family.best_candidate(np.zeros((399, 3)), np.array([], dtype=np.intp))
+    with pytest.raises(ValueError, match="NaN"):
+        family.best_candidate(np.full((400, 3), np.nan), np.array([], dtype=np.intp))
+    with pytest.raises(ValueError, match="already"):
+        family.best_candidate(np.ones((400, 3)), np.arange(32))
