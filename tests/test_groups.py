@@ -217,3 +217,20 @@ def test_objective_gradient_with_row_sparse_blocks(fit_intercept):
     assert check_grad(lambda p: obj(p, 6)[0], lambda p: obj(p, 6)[1], x0) < 1e-6
     np.testing.assert_allclose(obj(x0, 6)[0], dense(x0, 6)[0], rtol=1e-13)
     np.testing.assert_allclose(obj(x0, 6)[1], dense(x0, 6)[1], rtol=1e-12, atol=1e-14)
+
+
+def test_store_threads_give_the_same_products():
+    rng = np.random.default_rng(4)
+    n = 3000
+    stores = [SelectedColumns(n, 2, n_threads=t) for t in (1, 2)]
+    for g in range(6):
+        block = rng.standard_normal((n, 51)) * (rng.random((n, 1)) < 0.4)
+        for store in stores:
+            store.put(block, store.n_columns)
+    assert stores[1]._shares is not None  # large enough to share
+    W = rng.standard_normal((7, stores[0].n_columns))
+    R = rng.standard_normal((n, 7))
+    one, two = (s.scores(W, np.empty((n, 7))) for s in stores)
+    np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stores[1].gradient(R, W.shape[1]),
+                               stores[0].gradient(R, W.shape[1]), rtol=1e-12, atol=1e-12)
