@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ._anchors_fast import anchor_scores_chunk
-from ._base import CandidateFeatures
+from ._base import CandidateFeatures, _best_remaining
 
 
 def _as_real_matrix(values, name, shape):
@@ -522,12 +522,7 @@ class AnchorPoints(CandidateFeatures):
             raise ValueError("residual contains NaN or infinity")
         scores = _anchor_group_scores(self._X_fit, residual, self._order,
                                       self.ball_sizes_, self._n_threads)
-        scores = _check_finite_scores(scores).ravel()
-        scores[excluded] = -np.inf
-        j = int(np.argmax(scores))
-        if scores[j] == -np.inf:
-            raise ValueError("every candidate has been selected already")
-        return j, float(scores[j])
+        return _best_remaining(_check_finite_scores(scores).ravel(), excluded)
 
     def training_columns(self, ids):
         """The groups ``ids`` on the training data, side by side.

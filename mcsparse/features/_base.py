@@ -120,6 +120,20 @@ def _integer_ids(ids, name):
     return ids.astype(np.intp).ravel()
 
 
+def _best_remaining(scores, excluded):
+    """``(id, score)`` of the largest of ``scores`` outside ``excluded``.
+
+    ``scores`` (float64, one per candidate) is overwritten at ``excluded``;
+    ties go to the lowest id. Raises ValueError if every candidate is
+    excluded.
+    """
+    scores[excluded] = -np.inf
+    j = int(np.argmax(scores))
+    if scores[j] == -np.inf:
+        raise ValueError("every candidate has been selected already")
+    return j, float(scores[j])
+
+
 def _dense_columns(X, ids):
     """Columns ``ids`` of a dense array or sparse matrix, dense float64 (n, len(ids))."""
     cols = X[:, ids]
@@ -289,11 +303,7 @@ class RawFeatures(CandidateFeatures):
         if self._group_of is not None:
             scores = np.bincount(self._group_of, weights=scores,
                                  minlength=self.n_candidates_)
-        scores[excluded] = -np.inf
-        j = int(np.argmax(scores))
-        if scores[j] == -np.inf:
-            raise ValueError("every candidate has been selected already")
-        return j, float(scores[j])
+        return _best_remaining(scores, excluded)
 
     def training_columns(self, ids):
         """Columns of candidates ``ids`` on the training data, float64.
