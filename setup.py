@@ -18,6 +18,7 @@ CYTHON_MODULES = [
     "mcsparse.features._stumps_fast",
     "mcsparse.features._conv_max_fast",
     "mcsparse.features._anchors_fast",
+    "mcsparse.solvers._mkl_fast",
 ]
 
 directives = {

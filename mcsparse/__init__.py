@@ -9,10 +9,13 @@ __version__ = "0.1.0.dev0"
 
 try:
     from .estimators import (
+        ConvMKLClassifier,
         JointBoostClassifier,
         MixedNormClassifier,
         OneVsRestGreedyClassifier,
         ShareBoostClassifier,
+        SMSDMKLClassifier,
+        UFOMKLClassifier,
         mixed_norm_classifier_path,
     )
 except ModuleNotFoundError as exc:  # the source tree shadows the installed package
@@ -29,10 +32,13 @@ except ModuleNotFoundError as exc:  # the source tree shadows the installed pack
     ) from exc
 
 __all__ = [
+    "ConvMKLClassifier",
     "JointBoostClassifier",
     "MixedNormClassifier",
     "OneVsRestGreedyClassifier",
+    "SMSDMKLClassifier",
     "ShareBoostClassifier",
+    "UFOMKLClassifier",
     "__version__",
     "mixed_norm_classifier_path",
 ]

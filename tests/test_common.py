@@ -2,7 +2,13 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mcsparse import OneVsRestGreedyClassifier, ShareBoostClassifier
+from mcsparse import (
+    ConvMKLClassifier,
+    OneVsRestGreedyClassifier,
+    ShareBoostClassifier,
+    SMSDMKLClassifier,
+    UFOMKLClassifier,
+)
 from mcsparse.features import AnchorPoints, PairwiseProducts
 
 # The checks' data sets have 2 to 5 features: select all of them (the default
@@ -26,6 +32,9 @@ ESTIMATORS = [
     OneVsRestGreedyClassifier(n_features_to_select=1.0, alpha=1e-3, tol=1e-12,
                               max_iter=10000),
     PairwiseProducts(),
+    UFOMKLClassifier(C=100, random_state=0),
+    ConvMKLClassifier(C=1e4, random_state=0),
+    SMSDMKLClassifier(C=100, random_state=0),
 ]
 
 _NO_MINIMISER = (

@@ -2,16 +2,21 @@
 
 from ._jointboost import JointBoostPath, JointBoostRound, JointBoostStump, jointboost
 from ._mixed_norm import MixedNormPath, mixed_norm_path
+from ._mkl import MKLFit, default_q, link_coefficients, multiclass_mkl
 from ._shareboost import ShareBoostPath, ShareBoostRound, shareboost_path
 
 __all__ = [
     "JointBoostPath",
     "JointBoostRound",
     "JointBoostStump",
+    "MKLFit",
     "MixedNormPath",
     "ShareBoostPath",
     "ShareBoostRound",
+    "default_q",
     "jointboost",
+    "link_coefficients",
     "mixed_norm_path",
+    "multiclass_mkl",
     "shareboost_path",
 ]

@@ -1,0 +1,354 @@
+"""Multi-class multiple kernel learning estimators: UFO-MKL, Conv-MKL, SMSD-MKL.
+
+Each one builds the bank of Gaussian base kernels on the training samples
+(:func:`mcsparse.kernels.gaussian_kernel_stack`), computes the tail sums of
+their eigenvalues where the method needs them
+(:func:`mcsparse.kernels.tail_sums`, training Gram only) and calls
+:func:`mcsparse.solvers.multiclass_mkl`. For a precomputed Gram stack (for
+example to cross-validate without recomputing kernels), call the solver
+directly.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import default_bandwidths, gaussian_kernel_stack, tail_sums
+from ..solvers._mkl import multiclass_mkl
+from ._base import ScoresMixin, check_training_data
+
+
+def _check_zeta(zeta, n_samples):
+    if isinstance(zeta, bool) or not isinstance(zeta, numbers.Integral):
+        raise TypeError(f"zeta must be an integer, got {zeta!r}")
+    if zeta < 0:
+        raise ValueError(f"zeta must be >= 0, got {zeta}")
+    if zeta >= n_samples:
+        raise ValueError(f"zeta={zeta} must be smaller than the number of training "
+                         f"samples ({n_samples})")
+    return int(zeta)
+
+
+def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-3):
+    """Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
+
+    Parameters
+    ----------
+    tail_sums : array-like of shape (n_kernels,)
+        ``r_m >= 0`` of the training Gram matrices.
+    traces : array-like of shape (n_kernels,)
+        ``trace(K_m)`` of the same matrices (``n_samples`` for Gaussian
+        kernels).
+    tail_sum_floor : float, default=1e-3
+        ``r_m`` is raised to at least ``tail_sum_floor * trace(K_m)`` before
+        dividing: a near-constant (very wide) kernel has a tail sum near zero,
+        and ``K_m / r_m`` would hand it almost all the weight (NOTES.md,
+        "Multi-class MKL").
+
+    Returns
+    -------
+    kernel_scale : ndarray of shape (n_kernels,), dtype float64
+        ``1 / max(r_m, tail_sum_floor * trace(K_m))``.
+
+    Raises
+    ------
+    ValueError
+        If ``tail_sum_floor`` is not in ``(0, 1]`` or the traces are not
+        positive.
+
+    References
+    ----------
+    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    Algorithm", NeurIPS 2018, Algorithm 1.
+    """
+    if isinstance(tail_sum_floor, bool) or not isinstance(tail_sum_floor, numbers.Real) \
+            or not 0 < tail_sum_floor <= 1:
+        raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
+    traces = np.asarray(traces, dtype=np.float64)
+    if not (traces > 0).all():
+        raise ValueError("the kernels' traces must be positive")
+    return 1.0 / np.maximum(np.asarray(tail_sums, dtype=np.float64),
+                            tail_sum_floor * traces)
+
+
+class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
+    """Shared fit and prediction of the three MKL estimators."""
+
+    def _tail_terms(self, gram):
+        """(tail_sums or None, kernel_scale or None, beta) for the solver."""
+        return None, None, 0.0
+
+    def fit(self, X, y):
+        """Fit the model on Gaussian base kernels of the training samples.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (dense; float32 or float64). The Gram stack
+            takes ``8 n_kernels n_samples^2`` bytes.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            NaN or infinity, a single class, bad hyper-parameters.
+        TypeError
+            Sparse ``X`` or non-numeric data.
+        """
+        X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
+        self.classes_ = classes
+        self.bandwidths_ = (default_bandwidths() if self.bandwidths is None
+                            else np.asarray(self.bandwidths, dtype=np.float64).ravel())
+        gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
+        r, scale, beta = self._tail_terms(gram)
+        fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta, tail_sums=r,
+                             kernel_scale=scale, max_iter=self.max_iter,
+                             random_state=self.random_state, verbose=self.verbose,
+                             check_input=False)
+        del gram
+        weights = fit.kernel_coef * fit.kernel_scale
+        support = np.flatnonzero(np.any(fit.dual_coef != 0, axis=1))
+        self.support_ = support
+        self.support_vectors_ = X[support].astype(np.float64)
+        self.dual_coef_ = fit.dual_coef[support]
+        self.kernel_coef_ = weights
+        total = weights.sum()
+        self.kernel_weights_ = weights / total if total > 0 else weights.copy()
+        self.tail_sums_ = r
+        self.n_iter_ = fit.n_iter
+        self.objective_ = fit.objective
+        self.train_error_ = fit.train_error
+        self.q_ = float(np.log(classes.shape[0]) * 2.0 if self.q is None else self.q)
+        return self
+
+    def _scores(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32))
+        scores = np.zeros((X.shape[0], self.classes_.shape[0]))
+        active = np.flatnonzero(self.kernel_coef_)
+        if active.size == 0 or self.support_.size == 0:
+            return scores
+        gram = gaussian_kernel_stack(X, self.support_vectors_,
+                                     bandwidths=self.bandwidths_[active])
+        for k, m in enumerate(active):
+            scores += self.kernel_coef_[m] * (gram[k] @ self.dual_coef_)
+        return scores
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+
+_PARAMS_DOC = """
+    C : float, default=1.0
+        Inverse regularisation: ``lambda = 1 / (C n_samples)`` for the
+        squared mixed norm. The paper's ``alpha`` grid ``2^-2 .. 2^12`` is a
+        grid of ``C`` (see :func:`mcsparse.solvers.multiclass_mkl`).
+    bandwidths : array-like of shape (n_kernels,), default=None
+        ``tau_m`` of the Gaussian base kernels ``exp(-||x - x'||^2 / (2
+        tau_m))``; None means ``2^-10 .. 2^10`` (21 kernels, Section 6).
+    q : float, default=None
+        Dual exponent ``q > 1`` of the ``l_{2,p}`` norm, ``p = q / (q - 1)``;
+        None means ``2 log K`` with ``K`` the number of classes.
+    max_iter : int, default=20
+        Epochs of stochastic mirror descent.
+    random_state : int, RandomState instance or None, default=None
+        Order in which samples are visited.
+    verbose : int, default=0
+        One line per epoch when positive."""
+
+_ATTRS_DOC = """
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    bandwidths_ : ndarray of shape (n_kernels,)
+        The base kernels' ``tau_m``.
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        Weights of the (unnormalised) base kernels in the learnt combination,
+        non-negative, summing to one.
+    kernel_coef_ : ndarray of shape (n_kernels,)
+        Unnormalised weights: ``f_k(x) = sum_m kernel_coef_[m] sum_j
+        dual_coef_[j, k] K_m(support_vectors_[j], x)``.
+    support_ : ndarray of shape (n_support,)
+        Indices of the training samples with a non-zero dual coefficient.
+    support_vectors_ : ndarray of shape (n_support, n_features)
+        Those samples.
+    dual_coef_ : ndarray of shape (n_support, n_classes)
+        Their dual coefficients (counts of hinge steps, ``+1`` for the true
+        class and ``-1`` for the most violating one).
+    tail_sums_ : ndarray of shape (n_kernels,) or None
+        ``r_m`` of the training Gram matrices (None for UFO-MKL).
+    q_ : float
+        The dual exponent used.
+    n_iter_ : int
+        Epochs run.
+    objective_ : ndarray of shape (n_iter_,)
+        Objective after each epoch (:func:`mcsparse.solvers.multiclass_mkl`).
+    train_error_ : ndarray of shape (n_iter_,)
+        Training error rate after each epoch.
+    n_features_in_ : int
+        Number of features seen in fit."""
+
+
+class UFOMKLClassifier(_BaseMKLClassifier):
+    __doc__ = f"""UFO-MKL: multi-class hinge loss with the squared ``l_{{2,p}}`` mixed norm.
+
+    Stochastic mirror descent (regularised dual averaging) on Gaussian base
+    kernels without any tail-sum term: the base solver of Conv-MKL and
+    SMSD-MKL [OL2011]_.
+
+    Parameters
+    ----------{_PARAMS_DOC}
+
+    Attributes
+    ----------{_ATTRS_DOC}
+
+    See Also
+    --------
+    ConvMKLClassifier, SMSDMKLClassifier
+    mcsparse.solvers.multiclass_mkl : the solver, on a precomputed Gram stack.
+
+    References
+    ----------
+    .. [OL2011] F. Orabona, J. Luo, "Ultra-Fast Optimization Algorithm for
+       Sparse Multi Kernel Learning", ICML 2011.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from mcsparse import UFOMKLClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = UFOMKLClassifier(C=10, random_state=0).fit(X, y)
+    >>> clf.kernel_weights_.shape
+    (21,)
+    """
+
+    def __init__(self, *, C=1.0, bandwidths=None, q=None, max_iter=20,
+                 random_state=None, verbose=0):
+        self.C = C
+        self.bandwidths = bandwidths
+        self.q = q
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+
+class ConvMKLClassifier(_BaseMKLClassifier):
+    __doc__ = f"""Conv-MKL: UFO-MKL on base kernels normalised by their tail sums.
+
+    [LYL2018]_, Algorithm 1: each Gaussian base kernel ``K_m`` is divided by
+    its tail sum ``r_m = sum_{{j > zeta}} lambda_j(K_m)`` (computed on the
+    training Gram), then the ``l_p``-norm MKL solver runs on ``K_m / r_m``.
+
+    Parameters
+    ----------
+    zeta : int, default=4
+        Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
+        n_samples`` (paper grid ``2, 4, 8, 16``).
+    tail_sum_floor : float, default=1e-3
+        Tail sums are raised to at least ``tail_sum_floor * trace(K_m)``
+        (:func:`conv_kernel_scale`).{_PARAMS_DOC}
+
+    Attributes
+    ----------{_ATTRS_DOC}
+
+    See Also
+    --------
+    UFOMKLClassifier, SMSDMKLClassifier
+
+    References
+    ----------
+    .. [LYL2018] J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From
+       Theory to Algorithm", NeurIPS 2018.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from mcsparse import ConvMKLClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = ConvMKLClassifier(C=100, random_state=0).fit(X, y)
+    >>> clf.tail_sums_.shape
+    (21,)
+    """
+
+    def __init__(self, *, zeta=4, tail_sum_floor=1e-3, C=1.0, bandwidths=None, q=None,
+                 max_iter=20, random_state=None, verbose=0):
+        self.zeta = zeta
+        self.tail_sum_floor = tail_sum_floor
+        self.C = C
+        self.bandwidths = bandwidths
+        self.q = q
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _tail_terms(self, gram):
+        zeta = _check_zeta(self.zeta, gram.shape[1])
+        r = tail_sums(gram, zeta)
+        traces = np.einsum("mii->m", gram)
+        return r, conv_kernel_scale(r, traces, self.tail_sum_floor), 0.0
+
+
+class SMSDMKLClassifier(_BaseMKLClassifier):
+    __doc__ = f"""SMSD-MKL: stochastic mirror and sub-gradient descent with a tail-sum penalty.
+
+    [LYL2018]_, Algorithm 2 with the link function of Theorem 3: UFO-MKL
+    plus the local-Rademacher penalty ``beta sum_m r_m ||w_m||``, which
+    switches off kernels whose dual norm ``||theta_m||`` stays below ``t
+    beta r_m``. The choices the paper leaves open are listed in
+    :mod:`mcsparse.solvers` (``multiclass_mkl``).
+
+    Parameters
+    ----------
+    zeta : int, default=4
+        Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
+        n_samples`` (paper grid ``2, 4, 8, 16``).
+    beta : float, default=1e-4
+        Weight ``>= 0`` of the penalty (paper grid ``10^-4 .. 10``). Tail
+        sums of narrow kernels are close to ``n_samples``, so even small
+        values switch narrow kernels off on large training sets.{_PARAMS_DOC}
+
+    Attributes
+    ----------{_ATTRS_DOC}
+
+    See Also
+    --------
+    UFOMKLClassifier, ConvMKLClassifier
+
+    References
+    ----------
+    .. [LYL2018] J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From
+       Theory to Algorithm", NeurIPS 2018.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from mcsparse import SMSDMKLClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = SMSDMKLClassifier(C=10, beta=1e-3, random_state=0).fit(X, y)
+    >>> clf.kernel_weights_.sum().round(6)
+    np.float64(1.0)
+    """
+
+    def __init__(self, *, zeta=4, beta=1e-4, C=1.0, bandwidths=None, q=None, max_iter=20,
+                 random_state=None, verbose=0):
+        self.zeta = zeta
+        self.beta = beta
+        self.C = C
+        self.bandwidths = bandwidths
+        self.q = q
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _tail_terms(self, gram):
+        zeta = _check_zeta(self.zeta, gram.shape[1])
+        return tail_sums(gram, zeta), None, self.beta

@@ -1,0 +1,475 @@
+"""Multi-class multiple kernel learning by stochastic mirror descent.
+
+One solver covers the three methods of [LYL2018]_ and its base [OL2011]_:
+
+* **UFO-MKL** [OL2011]_: the multi-class hinge loss with the squared
+  ``l_{2,p}`` mixed norm, by regularised dual averaging (stochastic mirror
+  descent) in the kernel expansion.
+* **Conv-MKL** ([LYL2018]_, Algorithm 1): UFO-MKL on the base kernels
+  divided by their tail sums ``r_m = sum_{j > zeta} lambda_j(K_m)``.
+* **SMSD-MKL** ([LYL2018]_, Algorithm 2, Theorem 3): UFO-MKL plus the
+  local-Rademacher penalty ``beta sum_m r_m ||w_m||``, which enters the link
+  function as ``nu_m = ||theta_m|| - t beta r_m``.
+
+Reading of Algorithm 2 and Theorem 3 (the choices the paper leaves open,
+stated here and in the user guide):
+
+* The objective minimised is
+  ``lambda/2 ||w||_{2,p}^2 + beta sum_m r_m ||w_m||_2 + (1/n) sum_i hinge_i``,
+  ``hinge_i = |1 - (<w_{y_i}, phi(x_i)> - max_{y != y_i} <w_y, phi(x_i)>)|_+``,
+  ``p = q / (q - 1)``. Its dual-averaging step after t samples is exactly
+  the link of Theorem 3 applied to ``theta / (lambda t)``:
+  ``w_m = theta_m / ||theta_m|| * nu_m^(q-1) / (lambda t ||nu||_q^(q-2))``
+  with ``nu_m = (||theta_m|| - t beta r_m)_+``. Theorem 3 as printed drops
+  UFO-MKL's ``1 / (lambda t)`` and writes ``sgn(nu_m)``; a negative
+  ``nu_m`` would point ``w_m`` against its own ``theta_m``, so we use the
+  zero floor of UFO-MKL (a soft threshold), which is what the penalty
+  ``beta r_m ||w_m||`` gives.
+* ``lambda = 1 / (C n)``: the paper's regularisation parameter ``alpha``
+  (grid ``2^-2 .. 2^12``) is used like an SVM's ``C``, as in UFO-MKL's and
+  the authors' code; taken literally as ``alpha/2 ||w||^2`` it would
+  regularise so strongly that nothing is learnt.
+* ``q = 2 log K`` (natural log, ``K`` the number of *classes*, Section
+  5.2). The authors' code uses the number of kernels instead.
+* Samples are visited in a fresh random permutation each epoch; the result
+  is the last iterate.
+
+The kernel weights are the link's scalars ``coef_m``: the decision function
+is ``f_k(x) = sum_m coef_m sum_j dual[j, k] K_m(x_j, x)``.
+
+References
+----------
+.. [LYL2018] J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From
+   Theory to Algorithm", NeurIPS 2018.
+.. [OL2011] F. Orabona, J. Luo, "Ultra-Fast Optimization Algorithm for
+   Sparse Multi Kernel Learning", ICML 2011.
+"""
+
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import type_of_target
+
+from ._mkl_fast import link_coefficients as _link_coefficients
+from ._mkl_fast import mkl_epoch as _mkl_epoch
+
+
+def default_q(n_classes):
+    """The dual exponent ``q = 2 log K`` of [LYL2018]_, Section 5.2.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K >= 2``.
+
+    Returns
+    -------
+    q : float
+        ``2 log K`` (natural logarithm); the mixed norm's exponent is
+        ``p = q / (q - 1)``. For ``K = 2`` this is ``1.386`` (``p = 3.59``).
+
+    References
+    ----------
+    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    Algorithm", NeurIPS 2018, Theorem 2 and Section 5.2.
+    """
+    return 2.0 * np.log(n_classes)
+
+
+def _check_real(value, name, *, low=None, low_inclusive=True, allow_inf=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if np.isnan(value) or (np.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        bound = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {bound} {low}, got {value!r}")
+    return value
+
+
+def _check_vector(values, name, n, *, positive=False):
+    values = np.asarray(values)
+    if values.dtype.kind not in "fiu" or values.dtype == np.bool_:
+        raise TypeError(f"{name} must be real numbers, got dtype {values.dtype}")
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} must be finite")
+    if positive and not (values > 0).all():
+        raise ValueError(f"{name} must be positive")
+    if (values < 0).any():
+        raise ValueError(f"{name} must be non-negative")
+    return values
+
+
+def link_coefficients_numpy(theta_sq, penalty, q, scale):
+    """Plain-NumPy twin of :func:`link_coefficients` (same inputs, same output)."""
+    norm = np.sqrt(np.maximum(theta_sq, 0.0))
+    nu = np.maximum(norm - penalty, 0.0)
+    coef = np.zeros_like(norm)
+    if not nu.max(initial=0.0) > 0 or not scale > 0:
+        return coef
+    top = nu.max()
+    on = nu > 0
+    ratio = nu[on] / top
+    qnorm = np.sum(ratio ** q) ** (1.0 / q)
+    coef[on] = top * ratio ** (q - 1.0) / (qnorm ** (q - 2.0) * scale * norm[on])
+    return coef
+
+
+def link_coefficients(theta_sq, penalty, q, scale=1.0):
+    """Scalars of the link function of [LYL2018]_, Theorem 3 (Cython).
+
+    With ``nu_m = (||theta_m|| - penalty_m)_+`` the primal of the mirror step
+    is ``w_m = coef_m theta_m``, where
+
+    ``coef_m = nu_m^(q-1) / (scale ||theta_m|| ||nu||_q^(q-2))``
+
+    (zero where ``nu_m = 0``; all zero when ``nu = 0``). SMSD-MKL calls it
+    after ``t`` steps with ``penalty = t beta r`` and ``scale = lambda t``.
+
+    Parameters
+    ----------
+    theta_sq : array-like of shape (n_kernels,)
+        Squared norms ``||theta_m||^2 >= 0`` of the dual vector's blocks.
+    penalty : array-like of shape (n_kernels,)
+        Thresholds ``t beta r_m >= 0``.
+    q : float
+        Dual exponent, ``q > 1`` (``2 log K`` in the paper).
+    scale : float, default=1.0
+        Positive divisor (``alpha`` in Theorem 3, ``lambda t`` here).
+
+    Returns
+    -------
+    coef : ndarray of shape (n_kernels,), dtype float64
+        Non-negative scalars; the kernel weights up to a common factor.
+
+    Raises
+    ------
+    ValueError
+        Non-finite or negative entries, mismatched shapes, ``q <= 1`` or
+        ``scale <= 0``.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    Algorithm", NeurIPS 2018, Theorem 3 (with the zero floor of UFO-MKL:
+    see the module notes).
+    """
+    theta_sq = np.asarray(theta_sq)
+    n = theta_sq.shape[0] if theta_sq.ndim == 1 else -1
+    if n < 0:
+        raise ValueError(f"theta_sq must be 1-D, got shape {theta_sq.shape}")
+    theta_sq = _check_vector(theta_sq, "theta_sq", n)
+    penalty = _check_vector(penalty, "penalty", n)
+    q = _check_real(q, "q", low=1.0, low_inclusive=False)
+    scale = _check_real(scale, "scale", low=0.0, low_inclusive=False)
+    return _link_coefficients(theta_sq, penalty, q, scale)
+
+
+def mkl_epoch_numpy(gram, rows, labels, order, dual, gram_dual, theta_sq, kernel_scale,
+                    penalty_rate, lam, q, t0, coef):
+    """Plain-NumPy twin of the Cython ``mkl_epoch`` (same in-place updates).
+
+    See ``mcsparse/solvers/_mkl_fast.pyx`` for the meaning of each argument.
+    """
+    n_updates, loss_sum = 0, 0.0
+    n_classes = dual.shape[1]
+    if gram.shape[0] == 0 or n_classes < 2:
+        return 0, 0.0
+    for s, i in enumerate(order):
+        t = t0 + s + 1
+        y = labels[i]
+        scores = coef @ gram_dual[:, :, i]
+        others = scores.copy()
+        others[y] = -np.inf
+        r = int(np.argmax(others))
+        margin = scores[y] - scores[r]
+        if margin < 1.0:
+            loss_sum += 1.0 - margin
+            n_updates += 1
+            row = rows[i]
+            kii = kernel_scale * gram[:, row, row]
+            theta_sq += 2.0 * (gram_dual[:, y, i] - gram_dual[:, r, i]) + 2.0 * kii
+            np.maximum(theta_sq, 0.0, out=theta_sq)
+            kij = kernel_scale[:, None] * gram[:, row, rows]
+            gram_dual[:, y, :] += kij
+            gram_dual[:, r, :] -= kij
+            dual[i, y] += 1.0
+            dual[i, r] -= 1.0
+        coef[:] = link_coefficients_numpy(theta_sq, t * penalty_rate, q, lam * t)
+    return n_updates, loss_sum
+
+
+@dataclass
+class MKLFit:
+    """Result of :func:`multiclass_mkl`.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels; column k of ``dual_coef`` is ``classes[k]``.
+    rows : ndarray of shape (n_rows,), dtype intp
+        The training rows of the Gram stack.
+    dual_coef : ndarray of shape (n_rows, n_classes), dtype float64
+        ``theta_{m,k} = sum_j dual_coef[j, k] phi_m(x_j)`` in every kernel
+        (integers: counts of hinge sub-gradient steps).
+    kernel_coef : ndarray of shape (n_kernels,), dtype float64
+        The link's scalars ``coef_m >= 0``, applied to the *scaled* kernels
+        ``kernel_scale[m] * K_m``.
+    kernel_scale : ndarray of shape (n_kernels,), dtype float64
+        Multipliers of the base kernels (``1 / r_m`` for Conv-MKL, else 1).
+    n_iter : int
+        Epochs run.
+    n_steps : int
+        Stochastic steps run (``n_iter * n_rows``).
+    objective : ndarray of shape (n_iter,)
+        The objective (module notes) of the iterate after each epoch.
+    train_error : ndarray of shape (n_iter,)
+        Training error rate of the iterate after each epoch.
+    n_updates : ndarray of shape (n_iter,)
+        Steps with a positive hinge loss in each epoch.
+    """
+
+    classes: np.ndarray
+    rows: np.ndarray
+    dual_coef: np.ndarray
+    kernel_coef: np.ndarray
+    kernel_scale: np.ndarray
+    n_iter: int
+    n_steps: int
+    objective: np.ndarray
+    train_error: np.ndarray
+    n_updates: np.ndarray
+    fit_time: float = field(default=0.0)
+
+    @property
+    def kernel_weights(self):
+        """Weights of the *unscaled* base kernels, normalised to sum to one.
+
+        ``kernel_coef * kernel_scale / sum(...)``: the combined kernel is
+        ``sum_m kernel_weights[m] K_m`` up to a factor absorbed in the dual
+        coefficients. All zero when the model is zero.
+        """
+        w = self.kernel_coef * self.kernel_scale
+        total = w.sum()
+        return w / total if total > 0 else w
+
+    def decision_function(self, gram):
+        """Scores ``(n_samples, n_classes)`` from the Gram stack against ``rows``.
+
+        Parameters
+        ----------
+        gram : ndarray of shape (n_kernels, n_samples, n_rows)
+            ``gram[m, i, j] = K_m(x_i, x_{rows[j]})`` (unscaled).
+        """
+        gram = np.asarray(gram)
+        expected = (self.kernel_coef.shape[0], self.rows.shape[0])
+        if gram.ndim != 3 or (gram.shape[0], gram.shape[2]) != expected:
+            raise ValueError(
+                f"gram must have shape (n_kernels, n_samples, n_rows) = "
+                f"({expected[0]}, n_samples, {expected[1]}), got {gram.shape}")
+        weights = self.kernel_coef * self.kernel_scale
+        support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
+        out = np.zeros((gram.shape[1], self.classes.shape[0]))
+        for m in np.flatnonzero(weights):
+            out += weights[m] * (gram[m][:, support] @ self.dual_coef[support])
+        return out
+
+    def predict(self, gram):
+        """Class labels from the Gram stack against ``rows`` (ties: first class)."""
+        return self.classes[np.argmax(self.decision_function(gram), axis=1)]
+
+
+def _check_gram(gram, name="gram"):
+    if not isinstance(gram, np.ndarray):
+        raise TypeError(f"{name} must be a NumPy array of shape (n_kernels, n, n), "
+                        f"got {type(gram).__name__}")
+    if gram.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} must be float32 or float64, got dtype {gram.dtype}")
+    if gram.ndim != 3 or gram.shape[1] != gram.shape[2]:
+        raise ValueError(f"{name} must have shape (n_kernels, n, n), got {gram.shape}")
+    if gram.shape[0] == 0 or gram.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {gram.shape}")
+    return np.ascontiguousarray(gram)
+
+
+def _check_rows(rows, n):
+    if rows is None:
+        return np.arange(n, dtype=np.intp)
+    rows = np.asarray(rows)
+    if rows.dtype.kind not in "iu":
+        raise TypeError(f"rows must be integer indices, got dtype {rows.dtype}")
+    rows = np.ascontiguousarray(rows, dtype=np.intp)
+    if rows.ndim != 1 or rows.shape[0] == 0:
+        raise ValueError(f"rows must be a non-empty 1-D array, got shape {rows.shape}")
+    if rows.min() < 0 or rows.max() >= n:
+        raise ValueError(f"rows must lie in [0, {n}), got values in "
+                         f"[{rows.min()}, {rows.max()}]")
+    if np.unique(rows).shape[0] != rows.shape[0]:
+        raise ValueError("rows must not repeat a row")
+    return rows
+
+
+def _objective(gram_dual, dual, labels, coef, theta_sq, penalty_rate_unit, lam, q):
+    """Objective value and training error of ``w = coef theta`` (module notes)."""
+    n = dual.shape[0]
+    scores = np.einsum("m,mkn->nk", coef, gram_dual)
+    true = scores[np.arange(n), labels]
+    others = scores.copy()
+    others[np.arange(n), labels] = -np.inf
+    margin = true - others.max(axis=1)
+    hinge = np.maximum(1.0 - margin, 0.0).mean()
+    w_norm = coef * np.sqrt(theta_sq)
+    p = q / (q - 1.0)
+    reg = 0.0
+    if w_norm.max(initial=0.0) > 0:
+        top = w_norm.max()
+        reg = 0.5 * lam * (top * np.sum((w_norm / top) ** p) ** (1.0 / p)) ** 2
+    value = reg + float(penalty_rate_unit @ w_norm) + hinge
+    error = float(np.mean(margin <= 0))
+    return value, error
+
+
+def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=None,
+                   kernel_scale=None, max_iter=20, random_state=None, verbose=0,
+                   check_input=True, use_numpy=False):
+    """Fit UFO-MKL / Conv-MKL / SMSD-MKL on a precomputed Gram stack.
+
+    Regularised dual averaging (stochastic mirror descent) on
+    ``lambda/2 ||w||_{2,p}^2 + beta sum_m r_m ||w_m|| + mean hinge`` with
+    ``lambda = 1 / (C n_rows)``: [LYL2018]_ Algorithm 2 with the link of
+    Theorem 3, read as the module notes say. ``beta = 0`` is UFO-MKL
+    [OL2011]_; Conv-MKL (Algorithm 1) is ``beta = 0`` with
+    ``kernel_scale = 1 / r``.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (n_kernels, n, n), float32 or float64
+        Base kernel matrices over all ``n`` samples (e.g. from
+        :func:`mcsparse.kernels.gaussian_kernel_stack`). Only the rows and
+        columns in ``rows`` are read, so one stack serves every
+        cross-validation fold without copies.
+    y : array-like of shape (n_rows,)
+        Class labels of the training rows (at least two classes).
+    rows : array-like of shape (n_rows,), default=None
+        Distinct training rows of ``gram``; all rows when None.
+    C : float, default=1.0
+        Inverse regularisation, ``lambda = 1 / (C n_rows)``; the paper's
+        ``alpha`` grid ``2^-2 .. 2^12`` is a grid of ``C``.
+    q : float, default=None
+        Dual exponent ``q > 1`` (``p = q / (q - 1)``); None means
+        ``2 log K`` (:func:`default_q`).
+    beta : float, default=0.0
+        Weight ``>= 0`` of the local-Rademacher penalty ``beta sum_m r_m
+        ||w_m||`` (SMSD-MKL). Needs ``tail_sums`` when positive.
+    tail_sums : array-like of shape (n_kernels,), default=None
+        ``r_m`` of the training rows' Gram matrices
+        (:func:`mcsparse.kernels.tail_sums`), non-negative.
+    kernel_scale : array-like of shape (n_kernels,), default=None
+        Positive multipliers of the base kernels; Conv-MKL passes ``1 /
+        r_m``. None means ones.
+    max_iter : int, default=20
+        Epochs (passes over a random permutation of the rows).
+    random_state : int, RandomState instance or None, default=None
+        Order of the samples.
+    verbose : int, default=0
+        Print one line per epoch when positive.
+    check_input : bool, default=True
+        Check that ``gram`` is finite (one pass over the stack). Callers that
+        fit many times on one checked stack (cross-validation) pass False.
+    use_numpy : bool, default=False
+        Run the plain-NumPy twin of the Cython epoch (slow; for tests).
+
+    Returns
+    -------
+    fit : MKLFit
+        Dual coefficients, kernel coefficients and the per-epoch history.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, non-finite values, one class, ``C <= 0``, ``q <= 1``,
+        ``beta < 0``, ``beta > 0`` without tail sums, ``max_iter < 1``.
+    TypeError
+        Wrong dtypes or parameter types.
+
+    References
+    ----------
+    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    Algorithm", NeurIPS 2018, Algorithms 1 and 2, Theorem 3. F. Orabona,
+    J. Luo, "Ultra-Fast Optimization Algorithm for Sparse Multi Kernel
+    Learning", ICML 2011.
+    """
+    start = time.perf_counter()
+    gram = _check_gram(gram)
+    n_kernels, n = gram.shape[:2]
+    rows = _check_rows(rows, n)
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != rows.shape[0]:
+        raise ValueError(f"y must have shape ({rows.shape[0]},) (one label per row), "
+                         f"got {y.shape}")
+    target = type_of_target(y)
+    if target not in ("binary", "multiclass"):
+        raise ValueError(f"y must hold class labels, got target type {target!r}")
+    classes, labels = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has a single class ({classes[0]!r}): need at least two")
+    labels = np.ascontiguousarray(labels, dtype=np.intp)
+    C = _check_real(C, "C", low=0.0, low_inclusive=False)
+    q = default_q(classes.shape[0]) if q is None else _check_real(
+        q, "q", low=1.0, low_inclusive=False)
+    beta = _check_real(beta, "beta", low=0.0)
+    if beta > 0 and tail_sums is None:
+        raise ValueError("beta > 0 needs tail_sums (the r_m of the training Gram)")
+    r = (np.zeros(n_kernels) if tail_sums is None
+         else _check_vector(tail_sums, "tail_sums", n_kernels))
+    scale = (np.ones(n_kernels) if kernel_scale is None
+             else _check_vector(kernel_scale, "kernel_scale", n_kernels, positive=True))
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) \
+            or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if check_input:
+        for m in range(n_kernels):
+            if not np.isfinite(gram[m]).all():
+                raise ValueError(f"gram[{m}] has NaN or infinite entries")
+    rng = check_random_state(random_state)
+
+    n_rows, n_classes = rows.shape[0], classes.shape[0]
+    lam = 1.0 / (C * n_rows)
+    dual = np.zeros((n_rows, n_classes))
+    gram_dual = np.zeros((n_kernels, n_classes, n_rows))
+    theta_sq = np.zeros(n_kernels)
+    coef = np.zeros(n_kernels)
+    penalty_rate = beta * r
+    epoch = mkl_epoch_numpy if use_numpy else _mkl_epoch
+    objective, train_error, n_updates = [], [], []
+    t = 0
+    for it in range(max_iter):
+        order = np.ascontiguousarray(rng.permutation(n_rows), dtype=np.intp)
+        updates, loss_sum = epoch(gram, rows, labels, order, dual, gram_dual, theta_sq,
+                                  scale, penalty_rate, lam, q, t, coef)
+        t += n_rows
+        # exact norms (the recursion accumulates round-off), then the link again
+        theta_sq[:] = np.maximum(np.einsum("nk,mkn->m", dual, gram_dual), 0.0)
+        coef[:] = link_coefficients_numpy(theta_sq, t * penalty_rate, q, lam * t)
+        value, error = _objective(gram_dual, dual, labels, coef, theta_sq,
+                                  penalty_rate, lam, q)
+        objective.append(value)
+        train_error.append(error)
+        n_updates.append(updates)
+        if verbose > 0:
+            print(f"epoch {it + 1}/{max_iter}: objective {value:.6g}, train error "
+                  f"{error:.4f}, online hinge {loss_sum / n_rows:.4g}, "
+                  f"{updates} updates, {np.count_nonzero(coef)} kernels")
+    return MKLFit(classes=classes, rows=rows, dual_coef=dual, kernel_coef=coef.copy(),
+                  kernel_scale=scale, n_iter=max_iter, n_steps=t,
+                  objective=np.asarray(objective), train_error=np.asarray(train_error),
+                  n_updates=np.asarray(n_updates), fit_time=time.perf_counter() - start)

@@ -1,0 +1,315 @@
+"""Multi-class MKL: the link function (Theorem 3), the Cython epoch against its
+NumPy twin, the solver's guarantees and the three estimators."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.datasets import load_iris, make_blobs
+
+from mcsparse import ConvMKLClassifier, SMSDMKLClassifier, UFOMKLClassifier
+from mcsparse.estimators._mkl import conv_kernel_scale
+from mcsparse.kernels import gaussian_kernel_stack, tail_sums
+from mcsparse.solvers import default_q, link_coefficients, multiclass_mkl
+from mcsparse.solvers._mkl import link_coefficients_numpy, mkl_epoch_numpy
+from mcsparse.solvers._mkl_fast import mkl_epoch
+
+
+def _theorem3(theta_sq, penalty, q, scale):
+    """Theorem 3 written out term by term, with the zero floor on nu."""
+    norm = np.sqrt(theta_sq)
+    nu = np.maximum(norm - penalty, 0.0)
+    if not nu.any():
+        return np.zeros_like(norm)
+    qnorm = np.sum(nu ** q) ** (1 / q)
+    out = np.zeros_like(norm)
+    on = nu > 0
+    out[on] = nu[on] ** (q - 1) / (scale * norm[on] * qnorm ** (q - 2))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("q", [1.05, 1.386, 2.0, 2 * np.log(11), 12.0])
+def test_link_matches_twin_and_theorem3(seed, q):
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 30)
+    theta_sq = rng.exponential(size=n) * 10.0 ** rng.uniform(-3, 3)
+    theta_sq[rng.random(n) < 0.2] = 0.0
+    penalty = rng.uniform(0, 1.5, size=n) * np.sqrt(theta_sq).max(initial=1.0)
+    scale = 10.0 ** rng.uniform(-4, 4)
+    got = link_coefficients(theta_sq, penalty, q, scale)
+    np.testing.assert_allclose(got, link_coefficients_numpy(theta_sq, penalty, q, scale),
+                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got, _theorem3(theta_sq, penalty, q, scale), rtol=1e-10,
+                               atol=0)
+    assert (got >= 0).all()
+
+
+def test_link_extreme_magnitudes_do_not_overflow():
+    theta_sq = np.array([1e300, 1e-300, 4.0])
+    got = link_coefficients(theta_sq, np.zeros(3), 12.0, 1.0)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, link_coefficients_numpy(theta_sq, np.zeros(3), 12.0, 1.0))
+    assert got[0] > 0
+
+
+def test_link_all_thresholded_is_zero():
+    got = link_coefficients(np.array([1.0, 4.0]), np.array([1.0, 3.0]), 2.5, 2.0)
+    np.testing.assert_array_equal(got, [0.0, 0.0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_link_is_the_dual_averaging_step(seed):
+    """w = coef theta minimises -<theta, w> + s/2 ||w||_{2,p}^2 + sum pen_m ||w_m||.
+
+    With w_m along theta_m (optimal direction), over u_m = ||w_m|| >= 0.
+    """
+    rng = np.random.default_rng(seed)
+    n, q, scale = 5, 2.7, 0.8
+    p = q / (q - 1)
+    norms = rng.uniform(0.5, 3.0, size=n)
+    penalty = rng.uniform(0, 2.0, size=n)
+
+    def objective(u):
+        return -(norms - penalty) @ u + scale / 2 * np.sum(u ** p) ** (2 / p)
+
+    u_star = link_coefficients(norms ** 2, penalty, q, scale) * norms
+    best = minimize(objective, np.full(n, 0.5), bounds=[(0, None)] * n,
+                    method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12})
+    assert objective(u_star) <= best.fun + 1e-9
+    np.testing.assert_allclose(u_star, best.x, atol=1e-4)
+
+
+def _random_problem(rng, n_all, n_rows, n_kernels, n_classes, dtype):
+    X = rng.normal(size=(n_all, 3))
+    taus = 2.0 ** rng.uniform(-2, 3, size=n_kernels)
+    gram = gaussian_kernel_stack(X, bandwidths=taus).astype(dtype)
+    rows = np.sort(rng.choice(n_all, size=n_rows, replace=False)).astype(np.intp)
+    labels = rng.integers(0, n_classes, size=n_rows).astype(np.intp)
+    return gram, rows, labels
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_all, n_rows, n_kernels, n_classes",
+                         [(1, 1, 1, 2), (2, 1, 3, 2), (7, 7, 1, 3), (13, 5, 4, 5),
+                          (31, 29, 7, 11), (64, 40, 21, 3)])
+def test_epoch_matches_numpy_twin(dtype, n_all, n_rows, n_kernels, n_classes):
+    rng = np.random.default_rng(n_all * 100 + n_kernels)
+    gram, rows, labels = _random_problem(rng, n_all, n_rows, n_kernels, n_classes, dtype)
+    scale = rng.uniform(0.5, 2.0, size=n_kernels)
+    penalty_rate = rng.uniform(0, 0.3, size=n_kernels)
+    states = []
+    for epoch in (mkl_epoch, mkl_epoch_numpy):
+        dual = np.zeros((n_rows, n_classes))
+        gram_dual = np.zeros((n_kernels, n_classes, n_rows))
+        theta_sq, coef = np.zeros(n_kernels), np.zeros(n_kernels)
+        out = []
+        t = 0
+        for it in range(3):
+            order = np.random.default_rng(it).permutation(n_rows).astype(np.intp)
+            out.append(epoch(gram, rows, labels, order, dual, gram_dual, theta_sq, scale,
+                             penalty_rate, 0.05, 2.3, t, coef))
+            t += n_rows
+        states.append((dual, gram_dual, theta_sq, coef, out))
+    (d1, g1, s1, c1, o1), (d2, g2, s2, c2, o2) = states
+    np.testing.assert_array_equal(d1, d2)
+    np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(s1, s2, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(c1, c2, rtol=1e-9, atol=1e-12)
+    assert [u for u, _ in o1] == [u for u, _ in o2]
+    np.testing.assert_allclose([v for _, v in o1], [v for _, v in o2], rtol=1e-9)
+
+
+def test_incremental_norms_equal_exact_norms():
+    rng = np.random.default_rng(0)
+    gram, rows, labels = _random_problem(rng, 50, 40, 5, 4, np.float64)
+    scale = np.ones(5)
+    dual = np.zeros((40, 4))
+    gram_dual = np.zeros((5, 4, 40))
+    theta_sq, coef = np.zeros(5), np.zeros(5)
+    mkl_epoch(gram, rows, labels, np.arange(40, dtype=np.intp), dual, gram_dual, theta_sq,
+              scale, np.zeros(5), 0.1, 2.0, 0, coef)
+    sub = gram[:, rows][:, :, rows]
+    exact = np.einsum("ik,mij,jk->m", dual, sub, dual)
+    np.testing.assert_allclose(theta_sq, exact, rtol=1e-10)
+    np.testing.assert_allclose(gram_dual, np.einsum("mij,jk->mki", sub, dual), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["ufo", "conv", "smsd"])
+def test_separable_toy_reaches_zero_training_error(method):
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=0.5, random_state=0)
+    clf = {"ufo": UFOMKLClassifier(C=100, random_state=0),
+           "conv": ConvMKLClassifier(C=1e4, random_state=0),
+           "smsd": SMSDMKLClassifier(C=100, beta=1e-4, random_state=0)}[method]
+    clf.fit(X, y)
+    assert clf.score(X, y) == 1.0
+    assert clf.train_error_[-1] == 0.0
+
+
+@pytest.mark.parametrize("beta", [0.0, 1e-3])
+def test_objective_decreases_on_average(beta):
+    X, y = load_iris(return_X_y=True)
+    gram = gaussian_kernel_stack(X)
+    r = tail_sums(gram, 4)
+    fit = multiclass_mkl(gram, y, C=10, beta=beta, tail_sums=r, max_iter=30,
+                         random_state=0)
+    obj = fit.objective
+    assert obj[20:].mean() < obj[:5].mean()
+    assert obj[10:].mean() < obj[:10].mean()
+
+
+def test_rows_subset_equals_copied_gram():
+    X, y = load_iris(return_X_y=True)
+    gram = gaussian_kernel_stack(X)
+    rows = np.arange(0, 150, 2)
+    a = multiclass_mkl(gram, y[rows], rows=rows, C=5, max_iter=5, random_state=1)
+    sub = np.ascontiguousarray(gram[:, rows][:, :, rows])
+    b = multiclass_mkl(sub, y[rows], C=5, max_iter=5, random_state=1)
+    np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
+    np.testing.assert_allclose(a.kernel_coef, b.kernel_coef, rtol=1e-12)
+    test = np.arange(1, 150, 2)
+    np.testing.assert_allclose(a.decision_function(gram[:, test][:, :, rows]),
+                               b.decision_function(gram[:, test][:, :, rows]))
+
+
+def test_numpy_twin_fit_equals_cython_fit():
+    X, y = load_iris(return_X_y=True)
+    gram = gaussian_kernel_stack(X[::3], bandwidths=[0.5, 2.0, 8.0])
+    r = tail_sums(gram, 2)
+    kw = dict(C=3, beta=1e-3, tail_sums=r, max_iter=3, random_state=0)
+    a = multiclass_mkl(gram, y[::3], **kw)
+    b = multiclass_mkl(gram, y[::3], use_numpy=True, **kw)
+    np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-10)
+
+
+def test_estimator_matches_solver_on_same_gram():
+    X, y = load_iris(return_X_y=True)
+    taus = [0.25, 1.0, 4.0]
+    clf = ConvMKLClassifier(C=50, zeta=2, bandwidths=taus, max_iter=5,
+                            random_state=0).fit(X, y)
+    gram = gaussian_kernel_stack(X, bandwidths=taus)
+    r = tail_sums(gram, 2)
+    fit = multiclass_mkl(gram, y, C=50, kernel_scale=conv_kernel_scale(r, [150.0] * 3),
+                         max_iter=5, random_state=0)
+    np.testing.assert_allclose(clf.decision_function(X), fit.decision_function(gram),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(clf.kernel_weights_, fit.kernel_weights, rtol=1e-12)
+    np.testing.assert_allclose(clf.tail_sums_, r)
+    assert clf.kernel_weights_.sum() == pytest.approx(1.0)
+
+
+def test_smsd_with_zero_beta_is_ufo():
+    X, y = load_iris(return_X_y=True)
+    a = UFOMKLClassifier(C=10, max_iter=4, random_state=0).fit(X, y)
+    b = SMSDMKLClassifier(C=10, beta=0.0, max_iter=4, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_allclose(a.kernel_coef_, b.kernel_coef_)
+
+
+def test_smsd_penalty_switches_off_narrow_kernels():
+    X, y = load_iris(return_X_y=True)
+    clf = SMSDMKLClassifier(C=10, beta=0.05, max_iter=5, random_state=0).fit(X, y)
+    w = clf.kernel_weights_
+    # narrow kernels have tail sums near n: they are switched off first
+    assert w[:5].sum() == 0 and w.sum() == pytest.approx(1.0)
+    assert (clf.tail_sums_[:5] > clf.tail_sums_[-5:]).all()
+
+
+def test_default_q():
+    assert default_q(3) == pytest.approx(2 * np.log(3))
+    clf = UFOMKLClassifier(max_iter=1, random_state=0).fit(*load_iris(return_X_y=True))
+    assert clf.q_ == pytest.approx(2 * np.log(3))
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    (dict(C=0), ValueError, "C must be > 0"),
+    (dict(C=np.nan), ValueError, "C must be finite"),
+    (dict(C="1"), TypeError, "C must be a real number"),
+    (dict(q=1.0), ValueError, "q must be > 1"),
+    (dict(beta=-1.0), ValueError, "beta must be >= 0"),
+    (dict(beta=1.0), ValueError, "needs tail_sums"),
+    (dict(max_iter=0), ValueError, "max_iter"),
+    (dict(max_iter=2.5), ValueError, "max_iter"),
+    (dict(rows=[0, 0, 1]), ValueError, "must not repeat"),
+    (dict(rows=[0, 1, 99]), ValueError, r"rows must lie in \[0, 6\)"),
+    (dict(rows=[0.0, 1.0, 2.0]), TypeError, "integer"),
+    (dict(tail_sums=[1.0]), ValueError, r"tail_sums must have shape \(2,\)"),
+    (dict(tail_sums=[1.0, -1.0]), ValueError, "non-negative"),
+    (dict(kernel_scale=[1.0, 0.0]), ValueError, "positive"),
+])
+def test_solver_rejects_bad_parameters(kwargs, err, match):
+    gram = gaussian_kernel_stack(np.arange(12.0).reshape(6, 2), bandwidths=[1.0, 2.0])
+    y = [0, 1, 2, 0, 1, 2]
+    if "rows" in kwargs:
+        y = y[:3]
+    with pytest.raises(err, match=match):
+        multiclass_mkl(gram, y, **kwargs)
+
+
+def test_solver_rejects_bad_gram_and_labels():
+    gram = gaussian_kernel_stack(np.arange(12.0).reshape(6, 2), bandwidths=[1.0, 2.0])
+    y = [0, 1, 2, 0, 1, 2]
+    with pytest.raises(ValueError, match="single class"):
+        multiclass_mkl(gram, [1] * 6)
+    with pytest.raises(ValueError, match="one label per row"):
+        multiclass_mkl(gram, y[:5])
+    with pytest.raises(ValueError, match="target type"):
+        multiclass_mkl(gram, [0.5, 1.5, 0.1, 0.2, 0.3, 0.4])
+    bad = gram.copy()
+    bad[1, 2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"gram\[1\] has NaN"):
+        multiclass_mkl(bad, y)
+    with pytest.raises(ValueError, match="shape"):
+        multiclass_mkl(gram[0], y)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        multiclass_mkl(gram.astype(np.int64), y)
+    with pytest.raises(TypeError, match="NumPy array"):
+        multiclass_mkl(gram.tolist(), y)
+    with pytest.raises(ValueError, match="empty"):
+        multiclass_mkl(np.zeros((0, 6, 6)), y)
+    fit = multiclass_mkl(gram, y, max_iter=1)
+    with pytest.raises(ValueError, match="n_kernels, n_samples, n_rows"):
+        fit.decision_function(gram[:1])
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    (dict(theta_sq=[1.0, np.inf]), ValueError, "theta_sq must be finite"),
+    (dict(theta_sq=[-1.0, 1.0]), ValueError, "theta_sq must be non-negative"),
+    (dict(theta_sq=[[1.0]]), ValueError, "1-D"),
+    (dict(penalty=[1.0]), ValueError, r"penalty must have shape \(2,\)"),
+    (dict(q=0.5), ValueError, "q must be > 1"),
+    (dict(scale=0.0), ValueError, "scale must be > 0"),
+    (dict(theta_sq=["a", "b"]), TypeError, "real numbers"),
+])
+def test_link_rejects_bad_input(kwargs, err, match):
+    args = dict(theta_sq=[1.0, 2.0], penalty=[0.0, 0.0], q=2.0, scale=1.0) | kwargs
+    with pytest.raises(err, match=match):
+        link_coefficients(**args)
+
+
+@pytest.mark.parametrize("Est", [UFOMKLClassifier, ConvMKLClassifier, SMSDMKLClassifier])
+def test_estimators_reject_bad_input(Est):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        Est().fit(X, np.zeros(150))
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Est().fit(bad, y)
+    clf = Est(max_iter=1, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3])
+    if Est is not UFOMKLClassifier:
+        with pytest.raises(ValueError, match="zeta=150"):
+            Est(zeta=150).fit(X, y)
+        with pytest.raises(TypeError, match="zeta must be an integer"):
+            Est(zeta=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidths"):
+        Est(bandwidths=[1.0, -1.0]).fit(X, y)
+
+
+def test_conv_kernel_scale_floor():
+    scale = conv_kernel_scale([100.0, 1e-9], [100.0, 100.0], tail_sum_floor=1e-2)
+    np.testing.assert_allclose(scale, [0.01, 1.0])
+    with pytest.raises(ValueError, match="tail_sum_floor"):
+        conv_kernel_scale([1.0], [1.0], tail_sum_floor=0)
