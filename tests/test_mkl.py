@@ -169,6 +169,8 @@ def test_rows_subset_equals_copied_gram():
     test = np.arange(1, 150, 2)
     np.testing.assert_allclose(a.decision_function(gram[:, test][:, :, rows]),
                                b.decision_function(gram[:, test][:, :, rows]))
+    np.testing.assert_allclose(a.decision_function_rows(gram, test),
+                               b.decision_function(gram[:, test][:, :, rows]), rtol=1e-12)
 
 
 def test_numpy_twin_fit_equals_cython_fit():
@@ -313,3 +315,25 @@ def test_conv_kernel_scale_floor():
     np.testing.assert_allclose(scale, [0.01, 1.0])
     with pytest.raises(ValueError, match="tail_sum_floor"):
         conv_kernel_scale([1.0], [1.0], tail_sum_floor=0)
+
+
+def test_stopping_rule():
+    X, y = load_iris(return_X_y=True)
+    gram = gaussian_kernel_stack(X)
+    full = multiclass_mkl(gram, y, C=10, max_iter=40, tol=None, random_state=0)
+    assert full.n_iter == 40 and full.objective.shape == (40,)
+    early = multiclass_mkl(gram, y, C=10, max_iter=40, tol=0.5, n_iter_no_change=2,
+                           random_state=0)
+    assert early.n_iter < 40
+    # the stop comes after n_iter_no_change epochs without a 50% improvement
+    obj = early.objective
+    best = np.minimum.accumulate(obj)
+    assert obj[-2] > 0.5 * best[-3] and obj[-1] > 0.5 * best[-2]
+    assert early.n_iter >= 4  # (on these data) and it did not stop an epoch earlier:
+    assert not (obj[-3] > 0.5 * best[-4] and obj[-2] > 0.5 * best[-3])
+    # the epochs it ran are the first epochs of the full run
+    np.testing.assert_allclose(obj, full.objective[:early.n_iter])
+    with pytest.raises(ValueError, match="n_iter_no_change"):
+        multiclass_mkl(gram, y, n_iter_no_change=0)
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        multiclass_mkl(gram, y, tol=-1.0)

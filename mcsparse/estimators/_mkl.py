@@ -31,7 +31,7 @@ def _check_zeta(zeta, n_samples):
     return int(zeta)
 
 
-def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-3):
+def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
     """Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
 
     Parameters
@@ -41,7 +41,7 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-3):
     traces : array-like of shape (n_kernels,)
         ``trace(K_m)`` of the same matrices (``n_samples`` for Gaussian
         kernels).
-    tail_sum_floor : float, default=1e-3
+    tail_sum_floor : float, default=1e-2
         ``r_m`` is raised to at least ``tail_sum_floor * trace(K_m)`` before
         dividing: a near-constant (very wide) kernel has a tail sum near zero,
         and ``K_m / r_m`` would hand it almost all the weight (NOTES.md,
@@ -77,8 +77,8 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
     """Shared fit and prediction of the three MKL estimators."""
 
     def _tail_terms(self, gram):
-        """(tail_sums or None, kernel_scale or None, beta) for the solver."""
-        return None, None, 0.0
+        """(tail sums r_m, kernel_scale, the solver's tail_sums, beta); None where unused."""
+        return None, None, None, 0.0
 
     def fit(self, X, y):
         """Fit the model on Gaussian base kernels of the training samples.
@@ -108,9 +108,9 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         self.bandwidths_ = (default_bandwidths() if self.bandwidths is None
                             else np.asarray(self.bandwidths, dtype=np.float64).ravel())
         gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
-        r, scale, beta = self._tail_terms(gram)
-        fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta, tail_sums=r,
-                             kernel_scale=scale, max_iter=self.max_iter,
+        r, scale, penalty_sums, beta = self._tail_terms(gram)
+        fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
+                             tail_sums=penalty_sums, kernel_scale=scale, max_iter=self.max_iter,
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
         del gram
@@ -159,8 +159,13 @@ _PARAMS_DOC = """
     q : float, default=None
         Dual exponent ``q > 1`` of the ``l_{2,p}`` norm, ``p = q / (q - 1)``;
         None means ``2 log K`` with ``K`` the number of classes.
-    max_iter : int, default=20
-        Epochs of stochastic mirror descent.
+    max_iter : int, default=100
+        Largest number of epochs of stochastic mirror descent.
+    tol : float or None, default=1e-3
+        Stop when the objective has not improved by the relative ``tol`` for
+        ``n_iter_no_change`` epochs; None runs ``max_iter`` epochs.
+    n_iter_no_change : int, default=10
+        Epochs without improvement before stopping.
     random_state : int, RandomState instance or None, default=None
         Order in which samples are visited.
     verbose : int, default=0
@@ -185,14 +190,16 @@ _ATTRS_DOC = """
         Their dual coefficients (counts of hinge steps, ``+1`` for the true
         class and ``-1`` for the most violating one).
     tail_sums_ : ndarray of shape (n_kernels,) or None
-        ``r_m`` of the training Gram matrices (None for UFO-MKL).
+        ``r_m = sum_{j > zeta} lambda_j(K_m)`` of the training Gram matrices
+        (None for UFO-MKL).
     q_ : float
         The dual exponent used.
     n_iter_ : int
         Epochs run.
-    objective_ : ndarray of shape (n_iter_,)
-        Objective after each epoch (:func:`mcsparse.solvers.multiclass_mkl`).
-    train_error_ : ndarray of shape (n_iter_,)
+    objective_ : ndarray of shape (n_epochs,)
+        Objective after each of the ``n_epochs = n_iter_`` epochs
+        (:func:`mcsparse.solvers.multiclass_mkl`).
+    train_error_ : ndarray of shape (n_epochs,)
         Training error rate after each epoch.
     n_features_in_ : int
         Number of features seen in fit."""
@@ -231,12 +238,14 @@ class UFOMKLClassifier(_BaseMKLClassifier):
     (21,)
     """
 
-    def __init__(self, *, C=1.0, bandwidths=None, q=None, max_iter=20,
-                 random_state=None, verbose=0):
+    def __init__(self, *, C=1.0, bandwidths=None, q=None, max_iter=100,
+                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0):
         self.C = C
         self.bandwidths = bandwidths
         self.q = q
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
 
@@ -253,7 +262,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     zeta : int, default=4
         Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
         n_samples`` (paper grid ``2, 4, 8, 16``).
-    tail_sum_floor : float, default=1e-3
+    tail_sum_floor : float, default=1e-2
         Tail sums are raised to at least ``tail_sum_floor * trace(K_m)``
         (:func:`conv_kernel_scale`).{_PARAMS_DOC}
 
@@ -279,14 +288,17 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     (21,)
     """
 
-    def __init__(self, *, zeta=4, tail_sum_floor=1e-3, C=1.0, bandwidths=None, q=None,
-                 max_iter=20, random_state=None, verbose=0):
+    def __init__(self, *, zeta=4, tail_sum_floor=1e-2, C=1.0, bandwidths=None, q=None,
+                 max_iter=100, tol=1e-3, n_iter_no_change=10, random_state=None,
+                 verbose=0):
         self.zeta = zeta
         self.tail_sum_floor = tail_sum_floor
         self.C = C
         self.bandwidths = bandwidths
         self.q = q
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
 
@@ -294,7 +306,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         zeta = _check_zeta(self.zeta, gram.shape[1])
         r = tail_sums(gram, zeta)
         traces = np.einsum("mii->m", gram)
-        return r, conv_kernel_scale(r, traces, self.tail_sum_floor), 0.0
+        return r, conv_kernel_scale(r, traces, self.tail_sum_floor), None, 0.0
 
 
 class SMSDMKLClassifier(_BaseMKLClassifier):
@@ -304,17 +316,21 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     plus the local-Rademacher penalty ``beta sum_m r_m ||w_m||``, which
     switches off kernels whose dual norm ``||theta_m||`` stays below ``t
     beta r_m``. The choices the paper leaves open are listed in
-    :mod:`mcsparse.solvers` (``multiclass_mkl``).
+    :func:`mcsparse.solvers.multiclass_mkl`. One more: the penalty uses the
+    tail sums of the *normalised* Gram matrices ``K_m / n_samples`` (the
+    eigenvalues of the empirical kernel operator, as in local Rademacher
+    bounds), that is ``tail_sums_ / n_samples``. With the tail sums of
+    ``K_m`` itself, which grow like ``n_samples`` for narrow kernels, every
+    ``beta`` of the paper's grid switches the narrow kernels off once
+    ``n_samples`` is in the thousands (measured on satimage).
 
     Parameters
     ----------
     zeta : int, default=4
         Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
         n_samples`` (paper grid ``2, 4, 8, 16``).
-    beta : float, default=1e-4
-        Weight ``>= 0`` of the penalty (paper grid ``10^-4 .. 10``). Tail
-        sums of narrow kernels are close to ``n_samples``, so even small
-        values switch narrow kernels off on large training sets.{_PARAMS_DOC}
+    beta : float, default=1e-3
+        Weight ``>= 0`` of the penalty (paper grid ``10^-4 .. 10``).{_PARAMS_DOC}
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -338,17 +354,21 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     np.float64(1.0)
     """
 
-    def __init__(self, *, zeta=4, beta=1e-4, C=1.0, bandwidths=None, q=None, max_iter=20,
-                 random_state=None, verbose=0):
+    def __init__(self, *, zeta=4, beta=1e-3, C=1.0, bandwidths=None, q=None, max_iter=100,
+                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0):
         self.zeta = zeta
         self.beta = beta
         self.C = C
         self.bandwidths = bandwidths
         self.q = q
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
 
     def _tail_terms(self, gram):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        return tail_sums(gram, zeta), None, self.beta
+        r = tail_sums(gram, zeta)
+        # the penalty uses the tail sums of K_m / n (see the class notes)
+        return r, None, r / gram.shape[1], self.beta

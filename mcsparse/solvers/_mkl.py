@@ -287,6 +287,33 @@ class MKLFit:
         """Class labels from the Gram stack against ``rows`` (ties: first class)."""
         return self.classes[np.argmax(self.decision_function(gram), axis=1)]
 
+    def decision_function_rows(self, gram, test_rows):
+        """Scores of other rows of the stack the model was fitted on.
+
+        For cross-validation on one precomputed stack: only the kernels with
+        a non-zero weight and the columns of the support rows are read, so
+        no ``(n_kernels, n_test, n_rows)`` block is copied.
+
+        Parameters
+        ----------
+        gram : ndarray of shape (n_kernels, n, n)
+            The stack passed to :func:`multiclass_mkl`.
+        test_rows : array-like of shape (n_test,)
+            Rows of ``gram`` to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_test, n_classes)
+        """
+        test_rows = _check_rows(test_rows, gram.shape[1])
+        weights = self.kernel_coef * self.kernel_scale
+        support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
+        cols = self.rows[support]
+        out = np.zeros((test_rows.shape[0], self.classes.shape[0]))
+        for m in np.flatnonzero(weights):
+            out += weights[m] * (gram[m][np.ix_(test_rows, cols)] @ self.dual_coef[support])
+        return out
+
 
 def _check_gram(gram, name="gram"):
     if not isinstance(gram, np.ndarray):
@@ -339,8 +366,8 @@ def _objective(gram_dual, dual, labels, coef, theta_sq, penalty_rate_unit, lam, 
 
 
 def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=None,
-                   kernel_scale=None, max_iter=20, random_state=None, verbose=0,
-                   check_input=True, use_numpy=False):
+                   kernel_scale=None, max_iter=100, tol=1e-3, n_iter_no_change=10,
+                   random_state=None, verbose=0, check_input=True, use_numpy=False):
     """Fit UFO-MKL / Conv-MKL / SMSD-MKL on a precomputed Gram stack.
 
     Regularised dual averaging (stochastic mirror descent) on
@@ -376,8 +403,16 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     kernel_scale : array-like of shape (n_kernels,), default=None
         Positive multipliers of the base kernels; Conv-MKL passes ``1 /
         r_m``. None means ones.
-    max_iter : int, default=20
-        Epochs (passes over a random permutation of the rows).
+    max_iter : int, default=100
+        Largest number of epochs (passes over a random permutation of the
+        rows).
+    tol : float or None, default=1e-3
+        Stop when the objective has not gone below ``best - tol * |best|``
+        (``best`` the lowest objective so far) for ``n_iter_no_change``
+        consecutive epochs, as :class:`sklearn.linear_model.SGDClassifier`
+        does. None runs ``max_iter`` epochs.
+    n_iter_no_change : int, default=10
+        Epochs without improvement before stopping.
     random_state : int, RandomState instance or None, default=None
         Order of the samples.
     verbose : int, default=0
@@ -433,9 +468,11 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
          else _check_vector(tail_sums, "tail_sums", n_kernels))
     scale = (np.ones(n_kernels) if kernel_scale is None
              else _check_vector(kernel_scale, "kernel_scale", n_kernels, positive=True))
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) \
-            or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    for name, value in (("max_iter", max_iter), ("n_iter_no_change", n_iter_no_change)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if tol is not None:
+        tol = _check_real(tol, "tol", low=0.0)
     if check_input:
         for m in range(n_kernels):
             if not np.isfinite(gram[m]).all():
@@ -452,6 +489,7 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     epoch = mkl_epoch_numpy if use_numpy else _mkl_epoch
     objective, train_error, n_updates = [], [], []
     t = 0
+    best, no_change = np.inf, 0
     for it in range(max_iter):
         order = np.ascontiguousarray(rng.permutation(n_rows), dtype=np.intp)
         updates, loss_sum = epoch(gram, rows, labels, order, dual, gram_dual, theta_sq,
@@ -469,7 +507,12 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
             print(f"epoch {it + 1}/{max_iter}: objective {value:.6g}, train error "
                   f"{error:.4f}, online hinge {loss_sum / n_rows:.4g}, "
                   f"{updates} updates, {np.count_nonzero(coef)} kernels")
+        if tol is not None:
+            no_change = no_change + 1 if value > best - tol * abs(best) else 0
+            best = min(best, value)
+            if no_change >= n_iter_no_change:
+                break
     return MKLFit(classes=classes, rows=rows, dual_coef=dual, kernel_coef=coef.copy(),
-                  kernel_scale=scale, n_iter=max_iter, n_steps=t,
+                  kernel_scale=scale, n_iter=len(objective), n_steps=t,
                   objective=np.asarray(objective), train_error=np.asarray(train_error),
                   n_updates=np.asarray(n_updates), fit_time=time.perf_counter() - start)
