@@ -224,14 +224,19 @@ def test_default_q():
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    (dict(C=0), ValueError, "C must be > 0"),
+    (dict(C=0), ValueError, "C must be >= 1e-100"),
+    (dict(C=1e-308), ValueError, "C must be >= 1e-100"),
     (dict(C=np.nan), ValueError, "C must be finite"),
     (dict(C="1"), TypeError, "C must be a real number"),
     (dict(q=1.0), ValueError, "q must be > 1"),
     (dict(beta=-1.0), ValueError, "beta must be >= 0"),
     (dict(beta=1.0), ValueError, "needs tail_sums"),
     (dict(max_iter=0), ValueError, "max_iter"),
-    (dict(max_iter=2.5), ValueError, "max_iter"),
+    (dict(max_iter=2.5), TypeError, "max_iter must be an integer"),
+    (dict(C=1e101), ValueError, "C must be <= 1e"),
+    (dict(kernel_scale=[1.0, 1e300]), ValueError, "kernel_scale must be <= 1e"),
+    (dict(beta=1e99, tail_sums=[1.0, 100.0]), ValueError, r"beta \* tail_sums"),
+    (dict(verbose="yes"), TypeError, "verbose must be an integer"),
     (dict(rows=[0, 0, 1]), ValueError, "must not repeat"),
     (dict(rows=[0, 1, 99]), ValueError, r"rows must lie in \[0, 6\)"),
     (dict(rows=[0.0, 1.0, 2.0]), TypeError, "integer"),
@@ -337,3 +342,55 @@ def test_stopping_rule():
         multiclass_mkl(gram, y, n_iter_no_change=0)
     with pytest.raises(ValueError, match="tol must be >= 0"):
         multiclass_mkl(gram, y, tol=-1.0)
+
+
+def test_breaker_findings():
+    """Cases found by a hostile-input pass: each one used to fail silently."""
+    X, y = load_iris(return_X_y=True)
+    gram = gaussian_kernel_stack(X[::3], bandwidths=[0.25, 1.0, 4.0])
+    y = y[::3]
+    # the estimators pass tol and n_iter_no_change on
+    runs = [UFOMKLClassifier(max_iter=40, random_state=0, **kw).fit(X, y_full).n_iter_
+            for kw in ({"tol": None}, {"n_iter_no_change": 1})
+            for y_full in [load_iris(return_X_y=True)[1]]]
+    assert runs[0] == 40 and runs[1] < 40
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        UFOMKLClassifier(tol=-1).fit(X, load_iris(return_X_y=True)[1])
+    # the link stays finite where its exact value is, and says when it is not
+    np.testing.assert_allclose(link_coefficients([1e308], [0.0], 2.0, 1e-308), [1e308])
+    with pytest.raises(ValueError, match="overflow"):
+        link_coefficients([1.0], [0.0], 2.0, 1e-320)
+    # prediction from stacks with bad content
+    fit = multiclass_mkl(gram, y[:40], rows=np.arange(40), C=10, max_iter=3, random_state=0)
+    with pytest.raises(ValueError, match="NaN"):
+        fit.decision_function(np.full((3, 5, 40), np.nan))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        fit.decision_function(gram[:, 40:, :40].astype(complex))
+    with pytest.raises(TypeError, match="NumPy array"):
+        fit.decision_function_rows(gram.tolist(), [45])
+    with pytest.raises(ValueError, match="stack the model was fitted on"):
+        fit.decision_function_rows(gram[:1], [45])
+    with pytest.raises(ValueError, match=r"test_rows must lie in"):
+        fit.decision_function_rows(gram, [50])
+    with pytest.raises(ValueError, match="test_rows must be a non-empty 1-D"):
+        fit.decision_function_rows(gram, 45)
+    # repeated test rows are a harmless request
+    twice = fit.decision_function_rows(gram, [45, 45])
+    np.testing.assert_array_equal(twice[0], twice[1])
+    # a kernel matrix must be symmetric
+    bad = gram.copy()
+    bad[0, 0, 1] += 0.5
+    with pytest.raises(ValueError, match=r"gram\[0\] is not symmetric"):
+        multiclass_mkl(bad, y)
+    # estimator bandwidths are checked like gaussian_kernel_stack's
+    with pytest.raises(ValueError, match="bandwidths must be a scalar or a 1-D"):
+        UFOMKLClassifier(bandwidths=[[1.0, 2.0]]).fit(X, load_iris(return_X_y=True)[1])
+    with pytest.raises(TypeError, match="bandwidths must hold real numbers"):
+        UFOMKLClassifier(bandwidths=[True, False]).fit(X, load_iris(return_X_y=True)[1])
+    with pytest.raises(TypeError, match="tail_sum_floor must be a real number"):
+        ConvMKLClassifier(tail_sum_floor="a").fit(X, load_iris(return_X_y=True)[1])
+    # default_q needs at least two classes
+    with pytest.raises(ValueError, match="n_classes must be >= 2"):
+        default_q(1)
+    with pytest.raises(TypeError, match="n_classes must be an integer"):
+        default_q(2.0)

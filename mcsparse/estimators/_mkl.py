@@ -15,7 +15,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernels import default_bandwidths, gaussian_kernel_stack, tail_sums
+from ..kernels import gaussian_kernel_stack, tail_sums
+from ..kernels._gaussian import _check_bandwidths
 from ..solvers._mkl import multiclass_mkl
 from ._base import ScoresMixin, check_training_data
 
@@ -63,8 +64,9 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
     J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Algorithm 1.
     """
-    if isinstance(tail_sum_floor, bool) or not isinstance(tail_sum_floor, numbers.Real) \
-            or not 0 < tail_sum_floor <= 1:
+    if isinstance(tail_sum_floor, bool) or not isinstance(tail_sum_floor, numbers.Real):
+        raise TypeError(f"tail_sum_floor must be a real number, got {tail_sum_floor!r}")
+    if not 0 < tail_sum_floor <= 1:
         raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
     traces = np.asarray(traces, dtype=np.float64)
     if not (traces > 0).all():
@@ -105,12 +107,12 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         """
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
         self.classes_ = classes
-        self.bandwidths_ = (default_bandwidths() if self.bandwidths is None
-                            else np.asarray(self.bandwidths, dtype=np.float64).ravel())
+        self.bandwidths_ = _check_bandwidths(self.bandwidths)
         gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
         r, scale, penalty_sums, beta = self._tail_terms(gram)
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
                              tail_sums=penalty_sums, kernel_scale=scale, max_iter=self.max_iter,
+                             tol=self.tol, n_iter_no_change=self.n_iter_no_change,
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
         del gram
@@ -178,7 +180,8 @@ _ATTRS_DOC = """
         The base kernels' ``tau_m``.
     kernel_weights_ : ndarray of shape (n_kernels,)
         Weights of the (unnormalised) base kernels in the learnt combination,
-        non-negative, summing to one.
+        non-negative, summing to one (all zero if the learnt model is zero,
+        e.g. when a large ``beta`` switches every kernel off).
     kernel_coef_ : ndarray of shape (n_kernels,)
         Unnormalised weights: ``f_k(x) = sum_m kernel_coef_[m] sum_j
         dual_coef_[j, k] K_m(support_vectors_[j], x)``.

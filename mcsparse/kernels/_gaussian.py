@@ -336,10 +336,9 @@ def _checked_gram(gram_stack, m):
     K = np.asarray(gram_stack[m], dtype=np.float64)
     if not np.isfinite(K).all():
         raise ValueError(f"gram_stack[{m}] contains NaN or infinity")
-    sym = K + K.T
-    sym *= 0.5
     scale = np.abs(K).max()
-    asymmetry = np.abs(K - sym).max() * 2.0
+    asymmetry = np.abs(K - K.T).max()
+    sym = 0.5 * K + 0.5 * K.T
     if asymmetry > _SYMMETRY_RTOL * scale:
         raise ValueError(
             f"gram_stack[{m}] is not symmetric: max |K - K^T| = {asymmetry:.3g} "

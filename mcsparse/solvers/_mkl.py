@@ -56,6 +56,10 @@ from sklearn.utils.multiclass import type_of_target
 from ._mkl_fast import link_coefficients as _link_coefficients
 from ._mkl_fast import mkl_epoch as _mkl_epoch
 
+# Largest C, kernel multiplier and beta * r_m accepted: beyond it the
+# regulariser lambda = 1 / (C n) and the norms leave the float64 range.
+_MAX_SCALE = 1e100
+
 
 def default_q(n_classes):
     """The dual exponent ``q = 2 log K`` of [LYL2018]_, Section 5.2.
@@ -71,27 +75,48 @@ def default_q(n_classes):
         ``2 log K`` (natural logarithm); the mixed norm's exponent is
         ``p = q / (q - 1)``. For ``K = 2`` this is ``1.386`` (``p = 3.59``).
 
+    Raises
+    ------
+    TypeError
+        If ``n_classes`` is not an integer.
+    ValueError
+        If ``n_classes < 2``.
+
     References
     ----------
     J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Theorem 2 and Section 5.2.
     """
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
+        raise TypeError(f"n_classes must be an integer, got {n_classes!r}")
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be >= 2, got {n_classes}")
     return 2.0 * np.log(n_classes)
 
 
-def _check_real(value, name, *, low=None, low_inclusive=True, allow_inf=False):
+def _check_real(value, name, *, low=None, low_inclusive=True, high=None):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
-    if np.isnan(value) or (np.isinf(value) and not allow_inf):
+    if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         bound = ">=" if low_inclusive else ">"
         raise ValueError(f"{name} must be {bound} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high:g}, got {value!r}")
     return value
 
 
-def _check_vector(values, name, n, *, positive=False):
+def _check_integer(value, name, low):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _check_vector(values, name, n, *, positive=False, high=None):
     values = np.asarray(values)
     if values.dtype.kind not in "fiu" or values.dtype == np.bool_:
         raise TypeError(f"{name} must be real numbers, got dtype {values.dtype}")
@@ -104,6 +129,8 @@ def _check_vector(values, name, n, *, positive=False):
         raise ValueError(f"{name} must be positive")
     if (values < 0).any():
         raise ValueError(f"{name} must be non-negative")
+    if high is not None and (values > high).any():
+        raise ValueError(f"{name} must be <= {high:g}, got a maximum of {values.max():g}")
     return values
 
 
@@ -114,11 +141,11 @@ def link_coefficients_numpy(theta_sq, penalty, q, scale):
     coef = np.zeros_like(norm)
     if not nu.max(initial=0.0) > 0 or not scale > 0:
         return coef
-    top = nu.max()
     on = nu > 0
-    ratio = nu[on] / top
-    qnorm = np.sum(ratio ** q) ** (1.0 / q)
-    coef[on] = top * ratio ** (q - 1.0) / (qnorm ** (q - 2.0) * scale * norm[on])
+    ratio = nu[on] / nu.max()
+    total = np.sum(ratio ** q)
+    # nu^(q-1) / (||nu||_q^(q-2) ||theta||) = (nu / ||theta||) ratio^(q-2) / total^((q-2)/q)
+    coef[on] = (nu[on] / norm[on]) * ratio ** (q - 2.0) / (total ** ((q - 2.0) / q) * scale)
     return coef
 
 
@@ -152,8 +179,9 @@ def link_coefficients(theta_sq, penalty, q, scale=1.0):
     Raises
     ------
     ValueError
-        Non-finite or negative entries, mismatched shapes, ``q <= 1`` or
-        ``scale <= 0``.
+        Non-finite or negative entries, mismatched shapes, ``q <= 1``,
+        ``scale <= 0``, or coefficients that overflow (``scale`` below about
+        ``1 / max float``).
     TypeError
         Non-numeric input.
 
@@ -171,7 +199,11 @@ def link_coefficients(theta_sq, penalty, q, scale=1.0):
     penalty = _check_vector(penalty, "penalty", n)
     q = _check_real(q, "q", low=1.0, low_inclusive=False)
     scale = _check_real(scale, "scale", low=0.0, low_inclusive=False)
-    return _link_coefficients(theta_sq, penalty, q, scale)
+    coef = _link_coefficients(theta_sq, penalty, q, scale)
+    if not np.isfinite(coef).all():
+        raise ValueError(f"the link coefficients overflow: scale={scale!r} is too small "
+                         "for these norms")
+    return coef
 
 
 def mkl_epoch_numpy(gram, rows, labels, order, dual, gram_dual, theta_sq, kernel_scale,
@@ -270,12 +302,13 @@ class MKLFit:
         gram : ndarray of shape (n_kernels, n_samples, n_rows)
             ``gram[m, i, j] = K_m(x_i, x_{rows[j]})`` (unscaled).
         """
-        gram = np.asarray(gram)
+        gram = _check_gram(gram, square=False)
         expected = (self.kernel_coef.shape[0], self.rows.shape[0])
-        if gram.ndim != 3 or (gram.shape[0], gram.shape[2]) != expected:
+        if (gram.shape[0], gram.shape[2]) != expected:
             raise ValueError(
                 f"gram must have shape (n_kernels, n_samples, n_rows) = "
                 f"({expected[0]}, n_samples, {expected[1]}), got {gram.shape}")
+        _check_finite_symmetric(gram, symmetric=False)
         weights = self.kernel_coef * self.kernel_scale
         support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
         out = np.zeros((gram.shape[1], self.classes.shape[0]))
@@ -305,43 +338,62 @@ class MKLFit:
         -------
         scores : ndarray of shape (n_test, n_classes)
         """
-        test_rows = _check_rows(test_rows, gram.shape[1])
+        gram = _check_gram(gram)
+        if gram.shape[0] != self.kernel_coef.shape[0] or gram.shape[1] <= self.rows.max():
+            raise ValueError(
+                f"gram must be the stack the model was fitted on: {self.kernel_coef.shape[0]} "
+                f"kernels over more than {self.rows.max()} samples, got shape {gram.shape}")
+        test_rows = _check_rows(test_rows, gram.shape[1], "test_rows", unique=False)
         weights = self.kernel_coef * self.kernel_scale
         support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
         cols = self.rows[support]
         out = np.zeros((test_rows.shape[0], self.classes.shape[0]))
         for m in np.flatnonzero(weights):
-            out += weights[m] * (gram[m][np.ix_(test_rows, cols)] @ self.dual_coef[support])
+            block = gram[m][np.ix_(test_rows, cols)]
+            if not np.isfinite(block).all():
+                raise ValueError(f"gram[{m}] has NaN or infinite entries in test_rows")
+            out += weights[m] * (block @ self.dual_coef[support])
         return out
 
 
-def _check_gram(gram, name="gram"):
+def _check_gram(gram, name="gram", square=True):
+    shape = "(n_kernels, n, n)" if square else "(n_kernels, n_samples, n_rows)"
     if not isinstance(gram, np.ndarray):
-        raise TypeError(f"{name} must be a NumPy array of shape (n_kernels, n, n), "
+        raise TypeError(f"{name} must be a NumPy array of shape {shape}, "
                         f"got {type(gram).__name__}")
     if gram.dtype not in (np.float32, np.float64):
         raise TypeError(f"{name} must be float32 or float64, got dtype {gram.dtype}")
-    if gram.ndim != 3 or gram.shape[1] != gram.shape[2]:
-        raise ValueError(f"{name} must have shape (n_kernels, n, n), got {gram.shape}")
+    if gram.ndim != 3 or (square and gram.shape[1] != gram.shape[2]):
+        raise ValueError(f"{name} must have shape {shape}, got {gram.shape}")
     if gram.shape[0] == 0 or gram.shape[1] == 0:
         raise ValueError(f"{name} is empty: shape {gram.shape}")
     return np.ascontiguousarray(gram)
 
 
-def _check_rows(rows, n):
+def _check_finite_symmetric(gram, symmetric=True):
+    """One pass per kernel: finite entries and, for square stacks, symmetry."""
+    for m in range(gram.shape[0]):
+        K = gram[m]
+        if not np.isfinite(K).all():
+            raise ValueError(f"gram[{m}] has NaN or infinite entries")
+        if symmetric and np.abs(K - K.T).max() > 1e-8 * np.abs(K).max():
+            raise ValueError(f"gram[{m}] is not symmetric: a kernel matrix must be")
+
+
+def _check_rows(rows, n, name="rows", unique=True):
     if rows is None:
         return np.arange(n, dtype=np.intp)
     rows = np.asarray(rows)
     if rows.dtype.kind not in "iu":
-        raise TypeError(f"rows must be integer indices, got dtype {rows.dtype}")
-    rows = np.ascontiguousarray(rows, dtype=np.intp)
+        raise TypeError(f"{name} must be integer indices, got dtype {rows.dtype}")
     if rows.ndim != 1 or rows.shape[0] == 0:
-        raise ValueError(f"rows must be a non-empty 1-D array, got shape {rows.shape}")
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {rows.shape}")
+    rows = np.ascontiguousarray(rows, dtype=np.intp)
     if rows.min() < 0 or rows.max() >= n:
-        raise ValueError(f"rows must lie in [0, {n}), got values in "
+        raise ValueError(f"{name} must lie in [0, {n}), got values in "
                          f"[{rows.min()}, {rows.max()}]")
-    if np.unique(rows).shape[0] != rows.shape[0]:
-        raise ValueError("rows must not repeat a row")
+    if unique and np.unique(rows).shape[0] != rows.shape[0]:
+        raise ValueError(f"{name} must not repeat a row")
     return rows
 
 
@@ -389,8 +441,9 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     rows : array-like of shape (n_rows,), default=None
         Distinct training rows of ``gram``; all rows when None.
     C : float, default=1.0
-        Inverse regularisation, ``lambda = 1 / (C n_rows)``; the paper's
-        ``alpha`` grid ``2^-2 .. 2^12`` is a grid of ``C``.
+        Inverse regularisation, ``1e-100 <= C <= 1e100``: ``lambda = 1 / (C
+        n_rows)``; the paper's ``alpha`` grid ``2^-2 .. 2^12`` is a grid of
+        ``C``.
     q : float, default=None
         Dual exponent ``q > 1`` (``p = q / (q - 1)``); None means
         ``2 log K`` (:func:`default_q`).
@@ -418,7 +471,7 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     verbose : int, default=0
         Print one line per epoch when positive.
     check_input : bool, default=True
-        Check that ``gram`` is finite (one pass over the stack). Callers that
+        Check that ``gram`` is finite and symmetric (one pass over the stack). Callers that
         fit many times on one checked stack (cross-validation) pass False.
     use_numpy : bool, default=False
         Run the plain-NumPy twin of the Cython epoch (slow; for tests).
@@ -431,8 +484,10 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     Raises
     ------
     ValueError
-        Bad shapes, non-finite values, one class, ``C <= 0``, ``q <= 1``,
-        ``beta < 0``, ``beta > 0`` without tail sums, ``max_iter < 1``.
+        Bad shapes, non-finite values, a non-symmetric kernel, one class,
+        ``C`` outside ``[1e-100, 1e100]``, ``q <= 1``, ``beta < 0``, ``beta > 0``
+        without tail sums, ``beta * tail_sums`` or ``kernel_scale`` above
+        1e100, ``max_iter < 1``.
     TypeError
         Wrong dtypes or parameter types.
 
@@ -458,7 +513,7 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     if classes.shape[0] < 2:
         raise ValueError(f"y has a single class ({classes[0]!r}): need at least two")
     labels = np.ascontiguousarray(labels, dtype=np.intp)
-    C = _check_real(C, "C", low=0.0, low_inclusive=False)
+    C = _check_real(C, "C", low=1.0 / _MAX_SCALE, high=_MAX_SCALE)
     q = default_q(classes.shape[0]) if q is None else _check_real(
         q, "q", low=1.0, low_inclusive=False)
     beta = _check_real(beta, "beta", low=0.0)
@@ -467,16 +522,19 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     r = (np.zeros(n_kernels) if tail_sums is None
          else _check_vector(tail_sums, "tail_sums", n_kernels))
     scale = (np.ones(n_kernels) if kernel_scale is None
-             else _check_vector(kernel_scale, "kernel_scale", n_kernels, positive=True))
-    for name, value in (("max_iter", max_iter), ("n_iter_no_change", n_iter_no_change)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+             else _check_vector(kernel_scale, "kernel_scale", n_kernels, positive=True,
+                                high=_MAX_SCALE))
+    if beta * r.max() > _MAX_SCALE:
+        raise ValueError(f"beta * tail_sums must be <= {_MAX_SCALE:g}, got a maximum of "
+                         f"{beta * r.max():g}")
+    max_iter = _check_integer(max_iter, "max_iter", 1)
+    n_iter_no_change = _check_integer(n_iter_no_change, "n_iter_no_change", 1)
     if tol is not None:
         tol = _check_real(tol, "tol", low=0.0)
+    if isinstance(verbose, bool) or not isinstance(verbose, numbers.Integral):
+        raise TypeError(f"verbose must be an integer, got {verbose!r}")
     if check_input:
-        for m in range(n_kernels):
-            if not np.isfinite(gram[m]).all():
-                raise ValueError(f"gram[{m}] has NaN or infinite entries")
+        _check_finite_symmetric(gram)
     rng = check_random_state(random_state)
 
     n_rows, n_classes = rows.shape[0], classes.shape[0]

@@ -53,11 +53,13 @@ cdef void _link(
     for m in range(n_kernels):
         if coef[m] > 0.0:
             total += pow(coef[m] / nu_max, q)
-    # ||nu / nu_max||_q^(q-2) = total^((q-2)/q)
-    factor = nu_max / (pow(total, (q - 2.0) / q) * scale)
+    # nu^(q-1) / (||nu||_q^(q-2) ||theta||)
+    #     = (nu / ||theta||) (nu / nu_max)^(q-2) / total^((q-2)/q),
+    # every factor but the last bounded, so nothing overflows before 1 / scale
+    factor = 1.0 / (pow(total, (q - 2.0) / q) * scale)
     for m in range(n_kernels):
         if coef[m] > 0.0:
-            coef[m] = factor * pow(coef[m] / nu_max, q - 1.0) / sqrt(theta_sq[m])
+            coef[m] = (coef[m] / sqrt(theta_sq[m])) * pow(coef[m] / nu_max, q - 2.0) * factor
 
 
 def link_coefficients(const float64_t[::1] theta_sq, const float64_t[::1] penalty,
