@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 from sklearn.datasets import load_iris, make_blobs
 
 from mcsparse import ConvMKLClassifier, SMSDMKLClassifier, UFOMKLClassifier
-from mcsparse.estimators._mkl import conv_kernel_scale
+from mcsparse.kernels import conv_kernel_scale
 from mcsparse.kernels import gaussian_kernel_stack, tail_sums
 from mcsparse.solvers import default_q, link_coefficients, multiclass_mkl
 from mcsparse.solvers._mkl import link_coefficients_numpy, mkl_epoch_numpy

@@ -60,8 +60,12 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.svm import SVC, LinearSVC
 
 from mcsparse.datasets import load_libsvm
-from mcsparse.estimators._mkl import conv_kernel_scale
-from mcsparse.kernels import default_bandwidths, gaussian_kernel_stack, tail_sums
+from mcsparse.kernels import (
+    conv_kernel_scale,
+    default_bandwidths,
+    gaussian_kernel_stack,
+    tail_sums,
+)
 from mcsparse.solvers import multiclass_mkl
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")

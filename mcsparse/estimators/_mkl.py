@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernels import gaussian_kernel_stack, tail_sums
+from ..kernels import conv_kernel_scale, gaussian_kernel_stack, tail_sums
 from ..kernels._gaussian import _check_bandwidths
 from ..solvers._mkl import multiclass_mkl
 from ._base import ScoresMixin, check_training_data
@@ -30,49 +30,6 @@ def _check_zeta(zeta, n_samples):
         raise ValueError(f"zeta={zeta} must be smaller than the number of training "
                          f"samples ({n_samples})")
     return int(zeta)
-
-
-def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
-    """Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
-
-    Parameters
-    ----------
-    tail_sums : array-like of shape (n_kernels,)
-        ``r_m >= 0`` of the training Gram matrices.
-    traces : array-like of shape (n_kernels,)
-        ``trace(K_m)`` of the same matrices (``n_samples`` for Gaussian
-        kernels).
-    tail_sum_floor : float, default=1e-2
-        ``r_m`` is raised to at least ``tail_sum_floor * trace(K_m)`` before
-        dividing: a near-constant (very wide) kernel has a tail sum near zero,
-        and ``K_m / r_m`` would hand it almost all the weight (NOTES.md,
-        "Multi-class MKL").
-
-    Returns
-    -------
-    kernel_scale : ndarray of shape (n_kernels,), dtype float64
-        ``1 / max(r_m, tail_sum_floor * trace(K_m))``.
-
-    Raises
-    ------
-    ValueError
-        If ``tail_sum_floor`` is not in ``(0, 1]`` or the traces are not
-        positive.
-
-    References
-    ----------
-    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
-    Algorithm", NeurIPS 2018, Algorithm 1.
-    """
-    if isinstance(tail_sum_floor, bool) or not isinstance(tail_sum_floor, numbers.Real):
-        raise TypeError(f"tail_sum_floor must be a real number, got {tail_sum_floor!r}")
-    if not 0 < tail_sum_floor <= 1:
-        raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
-    traces = np.asarray(traces, dtype=np.float64)
-    if not (traces > 0).all():
-        raise ValueError("the kernels' traces must be positive")
-    return 1.0 / np.maximum(np.asarray(tail_sums, dtype=np.float64),
-                            tail_sum_floor * traces)
 
 
 class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
@@ -111,8 +68,8 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
         r, scale, penalty_sums, beta = self._tail_terms(gram)
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
-                             tail_sums=penalty_sums, kernel_scale=scale, max_iter=self.max_iter,
-                             tol=self.tol, n_iter_no_change=self.n_iter_no_change,
+                             tail_sums=penalty_sums, kernel_scale=scale,
+                             max_iter=self.max_iter, tol=self.tol, n_iter_no_change=self.n_iter_no_change,
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
         del gram
@@ -172,6 +129,15 @@ _PARAMS_DOC = """
         Order in which samples are visited.
     verbose : int, default=0
         One line per epoch when positive."""
+
+_ZETA_DOC = """
+    zeta : int, default=4
+        Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
+        n_samples`` (paper grid ``2, 4, 8, 16``)."""
+
+_LYL2018_REF = """
+    .. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From
+       Theory to Algorithm", NeurIPS 2018."""
 
 _ATTRS_DOC = """
     classes_ : ndarray of shape (n_classes,)
@@ -261,13 +227,10 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     training Gram), then the ``l_p``-norm MKL solver runs on ``K_m / r_m``.
 
     Parameters
-    ----------
-    zeta : int, default=4
-        Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
-        n_samples`` (paper grid ``2, 4, 8, 16``).
+    ----------{_ZETA_DOC}
     tail_sum_floor : float, default=1e-2
         Tail sums are raised to at least ``tail_sum_floor * trace(K_m)``
-        (:func:`conv_kernel_scale`).{_PARAMS_DOC}
+        (:func:`mcsparse.kernels.conv_kernel_scale`).{_PARAMS_DOC}
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -277,9 +240,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     UFOMKLClassifier, SMSDMKLClassifier
 
     References
-    ----------
-    .. [LYL2018] J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From
-       Theory to Algorithm", NeurIPS 2018.
+    ----------{_LYL2018_REF}
 
     Examples
     --------
@@ -328,10 +289,7 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     ``n_samples`` is in the thousands (measured on satimage).
 
     Parameters
-    ----------
-    zeta : int, default=4
-        Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
-        n_samples`` (paper grid ``2, 4, 8, 16``).
+    ----------{_ZETA_DOC}
     beta : float, default=1e-3
         Weight ``>= 0`` of the penalty (paper grid ``10^-4 .. 10``).{_PARAMS_DOC}
 
@@ -343,9 +301,7 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     UFOMKLClassifier, ConvMKLClassifier
 
     References
-    ----------
-    .. [LYL2018] J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From
-       Theory to Algorithm", NeurIPS 2018.
+    ----------{_LYL2018_REF}
 
     Examples
     --------

@@ -477,3 +477,46 @@ def tail_sums(gram_stack, zeta, *, method="auto"):
         result[:, m] = trace - removed[zetas]
     np.maximum(result, 0.0, out=result)
     return result[0] if scalar else result
+
+
+def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
+    """Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
+
+    Parameters
+    ----------
+    tail_sums : array-like of shape (n_kernels,)
+        ``r_m >= 0`` of the training Gram matrices.
+    traces : array-like of shape (n_kernels,)
+        ``trace(K_m)`` of the same matrices (``n_samples`` for Gaussian
+        kernels).
+    tail_sum_floor : float, default=1e-2
+        ``r_m`` is raised to at least ``tail_sum_floor * trace(K_m)`` before
+        dividing: a near-constant (very wide) kernel has a tail sum near zero,
+        and ``K_m / r_m`` would hand it almost all the weight (NOTES.md,
+        "Multi-class MKL").
+
+    Returns
+    -------
+    kernel_scale : ndarray of shape (n_kernels,), dtype float64
+        ``1 / max(r_m, tail_sum_floor * trace(K_m))``.
+
+    Raises
+    ------
+    ValueError
+        If ``tail_sum_floor`` is not in ``(0, 1]`` or the traces are not
+        positive.
+
+    References
+    ----------
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
+    Algorithm", NeurIPS 2018, Algorithm 1.
+    """
+    if isinstance(tail_sum_floor, bool) or not isinstance(tail_sum_floor, numbers.Real):
+        raise TypeError(f"tail_sum_floor must be a real number, got {tail_sum_floor!r}")
+    if not 0 < tail_sum_floor <= 1:
+        raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
+    traces = np.asarray(traces, dtype=np.float64)
+    if not (traces > 0).all():
+        raise ValueError("the kernels' traces must be positive")
+    return 1.0 / np.maximum(np.asarray(tail_sums, dtype=np.float64),
+                            tail_sum_floor * traces)

@@ -39,7 +39,7 @@ is ``f_k(x) = sum_m coef_m sum_j dual[j, k] K_m(x_j, x)``.
 
 References
 ----------
-.. [LYL2018] J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From
+.. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From
    Theory to Algorithm", NeurIPS 2018.
 .. [OL2011] F. Orabona, J. Luo, "Ultra-Fast Optimization Algorithm for
    Sparse Multi Kernel Learning", ICML 2011.
@@ -84,7 +84,7 @@ def default_q(n_classes):
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Theorem 2 and Section 5.2.
     """
     if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
@@ -187,7 +187,7 @@ def link_coefficients(theta_sq, penalty, q, scale=1.0):
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Theorem 3 (with the zero floor of UFO-MKL:
     see the module notes).
     """
@@ -493,7 +493,7 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Algorithms 1 and 2, Theorem 3. F. Orabona,
     J. Luo, "Ultra-Fast Optimization Algorithm for Sparse Multi Kernel
     Learning", ICML 2011.
