@@ -10,7 +10,8 @@
 * ``MKLpySideBySide``: our solver against MKLpy's EasyMKL (one-vs-rest) on
   one satimage Gram stack (skipped where MKLpy is not installed).
 
-.. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From
+.. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+   "Multi-Class Learning: From
    Theory to Algorithm", NeurIPS 2018.
 """
 

@@ -36,7 +36,7 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
     """Shared fit and prediction of the three MKL estimators."""
 
     def _tail_terms(self, gram):
-        """(tail sums r_m, kernel_scale, the solver's tail_sums, beta); None where unused."""
+        """(r_m, kernel_scale, the solver's tail_sums, beta); None where unused."""
         return None, None, None, 0.0
 
     def fit(self, X, y):
@@ -69,7 +69,8 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         r, scale, penalty_sums, beta = self._tail_terms(gram)
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
                              tail_sums=penalty_sums, kernel_scale=scale,
-                             max_iter=self.max_iter, tol=self.tol, n_iter_no_change=self.n_iter_no_change,
+                             max_iter=self.max_iter, tol=self.tol,
+                             n_iter_no_change=self.n_iter_no_change,
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
         del gram
@@ -136,7 +137,8 @@ _ZETA_DOC = """
         n_samples`` (paper grid ``2, 4, 8, 16``)."""
 
 _LYL2018_REF = """
-    .. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From
+    .. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+       "Multi-Class Learning: From
        Theory to Algorithm", NeurIPS 2018."""
 
 _ATTRS_DOC = """

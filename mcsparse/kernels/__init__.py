@@ -13,7 +13,12 @@ From Theory to Algorithm", Advances in Neural Information Processing Systems
 31 (NeurIPS 2018), pp. 1586-1595.
 """
 
-from ._gaussian import conv_kernel_scale, default_bandwidths, gaussian_kernel_stack, tail_sums
+from ._gaussian import (
+    conv_kernel_scale,
+    default_bandwidths,
+    gaussian_kernel_stack,
+    tail_sums,
+)
 
 __all__ = [
     "conv_kernel_scale",

@@ -508,7 +508,8 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+    "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Algorithm 1.
     """
     if isinstance(tail_sum_floor, bool) or not isinstance(tail_sum_floor, numbers.Real):

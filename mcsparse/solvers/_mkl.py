@@ -39,7 +39,8 @@ is ``f_k(x) = sum_m coef_m sum_j dual[j, k] K_m(x_j, x)``.
 
 References
 ----------
-.. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From
+.. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+   "Multi-Class Learning: From
    Theory to Algorithm", NeurIPS 2018.
 .. [OL2011] F. Orabona, J. Luo, "Ultra-Fast Optimization Algorithm for
    Sparse Multi Kernel Learning", ICML 2011.
@@ -84,7 +85,8 @@ def default_q(n_classes):
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+    "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Theorem 2 and Section 5.2.
     """
     if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
@@ -144,8 +146,10 @@ def link_coefficients_numpy(theta_sq, penalty, q, scale):
     on = nu > 0
     ratio = nu[on] / nu.max()
     total = np.sum(ratio ** q)
-    # nu^(q-1) / (||nu||_q^(q-2) ||theta||) = (nu / ||theta||) ratio^(q-2) / total^((q-2)/q)
-    coef[on] = (nu[on] / norm[on]) * ratio ** (q - 2.0) / (total ** ((q - 2.0) / q) * scale)
+    # nu^(q-1) / (||nu||_q^(q-2) ||theta||)
+    #     = (nu / ||theta||) ratio^(q-2) / total^((q-2)/q)
+    coef[on] = ((nu[on] / norm[on]) * ratio ** (q - 2.0)
+                / (total ** ((q - 2.0) / q) * scale))
     return coef
 
 
@@ -187,7 +191,8 @@ def link_coefficients(theta_sq, penalty, q, scale=1.0):
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+    "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Theorem 3 (with the zero floor of UFO-MKL:
     see the module notes).
     """
@@ -341,8 +346,9 @@ class MKLFit:
         gram = _check_gram(gram)
         if gram.shape[0] != self.kernel_coef.shape[0] or gram.shape[1] <= self.rows.max():
             raise ValueError(
-                f"gram must be the stack the model was fitted on: {self.kernel_coef.shape[0]} "
-                f"kernels over more than {self.rows.max()} samples, got shape {gram.shape}")
+                "gram must be the stack the model was fitted on: "
+                f"{self.kernel_coef.shape[0]} kernels over more than {self.rows.max()} "
+                f"samples, got shape {gram.shape}")
         test_rows = _check_rows(test_rows, gram.shape[1], "test_rows", unique=False)
         weights = self.kernel_coef * self.kernel_scale
         support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
@@ -471,8 +477,9 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     verbose : int, default=0
         Print one line per epoch when positive.
     check_input : bool, default=True
-        Check that ``gram`` is finite and symmetric (one pass over the stack). Callers that
-        fit many times on one checked stack (cross-validation) pass False.
+        Check that ``gram`` is finite and symmetric (one pass over the
+        stack). Callers that fit many times on one checked stack
+        (cross-validation) pass False.
     use_numpy : bool, default=False
         Run the plain-NumPy twin of the Cython epoch (slow; for tests).
 
@@ -493,7 +500,8 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
 
     References
     ----------
-    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang, "Multi-Class Learning: From Theory to
+    J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
+    "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Algorithms 1 and 2, Theorem 3. F. Orabona,
     J. Luo, "Ultra-Fast Optimization Algorithm for Sparse Multi Kernel
     Learning", ICML 2011.
