@@ -74,14 +74,12 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
         del gram
-        weights = fit.kernel_coef * fit.kernel_scale
-        support = np.flatnonzero(np.any(fit.dual_coef != 0, axis=1))
+        support = fit.support
         self.support_ = support
         self.support_vectors_ = X[support].astype(np.float64)
         self.dual_coef_ = fit.dual_coef[support]
-        self.kernel_coef_ = weights
-        total = weights.sum()
-        self.kernel_weights_ = weights / total if total > 0 else weights.copy()
+        self.kernel_coef_ = fit.unscaled_kernel_coef
+        self.kernel_weights_ = fit.kernel_weights
         self.tail_sums_ = r
         self.n_iter_ = fit.n_iter
         self.objective_ = fit.objective

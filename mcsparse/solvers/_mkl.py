@@ -288,14 +288,28 @@ class MKLFit:
     fit_time: float = field(default=0.0)
 
     @property
+    def unscaled_kernel_coef(self):
+        """``kernel_coef * kernel_scale``: the coefficients of the unscaled ``K_m``.
+
+        ``f_k(x) = sum_m unscaled_kernel_coef[m] sum_j dual_coef[j, k]
+        K_m(x_{rows[j]}, x)``.
+        """
+        return self.kernel_coef * self.kernel_scale
+
+    @property
+    def support(self):
+        """Positions (into ``rows``) of the rows with a non-zero dual coefficient."""
+        return np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
+
+    @property
     def kernel_weights(self):
         """Weights of the *unscaled* base kernels, normalised to sum to one.
 
-        ``kernel_coef * kernel_scale / sum(...)``: the combined kernel is
+        ``unscaled_kernel_coef / sum(...)``: the combined kernel is
         ``sum_m kernel_weights[m] K_m`` up to a factor absorbed in the dual
         coefficients. All zero when the model is zero.
         """
-        w = self.kernel_coef * self.kernel_scale
+        w = self.unscaled_kernel_coef
         total = w.sum()
         return w / total if total > 0 else w
 
@@ -314,8 +328,7 @@ class MKLFit:
                 f"gram must have shape (n_kernels, n_samples, n_rows) = "
                 f"({expected[0]}, n_samples, {expected[1]}), got {gram.shape}")
         _check_finite_symmetric(gram, symmetric=False)
-        weights = self.kernel_coef * self.kernel_scale
-        support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
+        weights, support = self.unscaled_kernel_coef, self.support
         out = np.zeros((gram.shape[1], self.classes.shape[0]))
         for m in np.flatnonzero(weights):
             out += weights[m] * (gram[m][:, support] @ self.dual_coef[support])
@@ -350,8 +363,7 @@ class MKLFit:
                 f"{self.kernel_coef.shape[0]} kernels over more than {self.rows.max()} "
                 f"samples, got shape {gram.shape}")
         test_rows = _check_rows(test_rows, gram.shape[1], "test_rows", unique=False)
-        weights = self.kernel_coef * self.kernel_scale
-        support = np.flatnonzero(np.any(self.dual_coef != 0, axis=1))
+        weights, support = self.unscaled_kernel_coef, self.support
         cols = self.rows[support]
         out = np.zeros((test_rows.shape[0], self.classes.shape[0]))
         for m in np.flatnonzero(weights):
