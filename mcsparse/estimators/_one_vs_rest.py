@@ -28,7 +28,9 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         ``n_features_in_``, at most the number of candidates.
     features : {"raw", "stumps", "templates"} or CandidateFeatures, default="raw"
         The candidate family, as in :class:`ShareBoostClassifier`; fitted
-        once and shared by the binary problems.
+        once and shared by the binary problems. Families of grouped
+        candidates (:class:`~mcsparse.features.AnchorPoints`,
+        ``RawFeatures(groups=...)``) are not supported.
     alpha : float, default=0.0
         Penalty ``(alpha / 2) ||w_c||_2^2`` on each binary weight vector (the
         Frobenius penalty of the two-row soft-max form, see Notes).
@@ -40,6 +42,9 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         L-BFGS iteration cap of each refit.
     verbose : int, default=0
         Print one line per round of each binary problem when positive.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means of a family chosen by name ("templates"); a
+        family passed as an object keeps its own ``random_state``.
 
     Attributes
     ----------
@@ -114,9 +119,11 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         tol=1e-4,
         max_iter=200,
         verbose=0,
+        random_state=None,
     ):
         self.n_features_to_select = n_features_to_select
         self.features = features
+        self.random_state = random_state
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.tol = tol
@@ -145,9 +152,15 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         ValueError
             If ``X`` contains NaN or infinity, or its length differs from
             ``y``'s; if ``y`` has a single class; if a parameter is out of
-            range.
+            range; if the family has grouped candidates.
         """
         X, y_idx, sample_weight = self._fit_candidates(X, y, sample_weight)
+        if getattr(self.features_, "candidate_widths_", None) is not None:
+            raise ValueError(
+                f"OneVsRestGreedyClassifier selects single candidates; the family "
+                f"{type(self.features_).__name__} has grouped candidates "
+                "(candidate_widths_), which only ShareBoostClassifier supports"
+            )
         n_rounds = self._resolve_n_features_to_select(
             X.shape[1], self.features_.n_candidates_)
         selected, coefs, intercepts, losses = [], [], [], []

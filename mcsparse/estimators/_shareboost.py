@@ -92,7 +92,7 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         would define, such as stump thresholds).
         """
         X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
-        self.features_ = fit_features(resolve_features(self.features), X)
+        self.features_ = fit_features(resolve_features(self.features, self.random_state), X)
         return X, y_idx, sample_weight
 
     def _validate_fit_data(self, X, y, sample_weight):
@@ -135,14 +135,17 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         ``[1, n_candidates]``; a float in ``(0, 1]`` is a fraction of the
         number of candidates; None selects half of ``n_features_in_`` (as
         scikit-learn's ``RFE`` does), at most the number of candidates.
-    features : {"raw", "stumps", "templates"} or CandidateFeatures, default="raw"
+    features : {"raw", "stumps", "templates", "anchors"} or CandidateFeatures, \
+            default="raw"
         The candidate features ShareBoost selects from: "raw" the columns of
         ``X`` (:class:`~mcsparse.features.RawFeatures`); "stumps" all
         decision stumps ``1[x_f <= theta]`` (§4.1,
         :class:`~mcsparse.features.DecisionStumps`); "templates" the
         convolution-max template features of square images, one per row
         (§7.4, :class:`~mcsparse.features.ConvMaxTemplates` with its
-        defaults; pass an instance to set its parameters); or any object following
+        defaults); "anchors" the piecewise-linear anchor-point groups (§4.2,
+        :class:`~mcsparse.features.AnchorPoints` with its defaults); pass an
+        instance to set a family's parameters; or any object following
         the :class:`~mcsparse.features.CandidateFeatures` protocol. It is
         cloned and fitted on the training data; only the selected
         candidates are computed on new data.
@@ -207,7 +210,10 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         model is truncated to ``best_iteration_`` rounds. None (default)
         runs all ``n_features_to_select`` rounds.
     random_state : int, RandomState instance or None, default=None
-        Draws the validation split. Pass an int for reproducible splits.
+        Draws the validation split, and seeds the k-means of a family
+        chosen by name ("templates", "anchors"; a family passed as an
+        object keeps its own ``random_state``). Pass an int for
+        reproducible fits.
     warm_start : bool, default=False
         When True and the estimator is fitted, :meth:`fit` continues the
         fitted path up to ``n_features_to_select`` rounds instead of
@@ -507,7 +513,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
                 )
             if n_rounds == self.n_iter_:
                 return self  # nothing to add
-        self.features_ = fit_features(resolve_features(self.features), X)
+        self.features_ = fit_features(resolve_features(self.features, self.random_state), X)
         n_rounds = self._resolve_n_features_to_select(
             X.shape[1], self.features_.n_candidates_)
 

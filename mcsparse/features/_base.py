@@ -373,13 +373,17 @@ def fit_features(family, X):
     return family
 
 
-def resolve_features(features):
+def resolve_features(features, random_state=None):
     """A fresh (unfitted) candidate family from the ``features`` parameter.
 
     Parameters
     ----------
     features : {"raw", "stumps", "templates", "anchors"} or CandidateFeatures
         A name or a family object, which is cloned.
+    random_state : int, RandomState instance or None, default=None
+        Given to a family chosen by name that draws at random (the k-means
+        of "templates" and "anchors"), so that the estimator's
+        ``random_state`` fixes its candidates. A family object keeps its own.
 
     Returns
     -------
@@ -407,7 +411,10 @@ def resolve_features(features):
                 f"features must be one of {sorted(names)} or a CandidateFeatures "
                 f"object, got {features!r}"
             )
-        return names[features]()
+        family = names[features]()
+        if "random_state" in family.get_params():
+            family.set_params(random_state=random_state)
+        return family
     methods = ("fit", "best_candidate", "training_columns", "end_scan",
                "transform_candidates")
     missing = [m for m in methods if not callable(getattr(features, m, None))]
