@@ -158,13 +158,21 @@ def test_download_goes_through_pooch_with_the_checksum(monkeypatch, tmp_path):
 
     def fake_retrieve(url, known_hash, fname, path, progressbar):
         calls.append((url, known_hash))
+        path.mkdir(parents=True, exist_ok=True)  # as pooch does
+        (path / fname).write_bytes(_CONTENT)
         return str(path / fname)
 
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
-    entry = _loaders.MNIST_FILES["test", "labels"]
+    entry = _entry()
     out = _base.fetch_file(entry, data_home=tmp_path)
-    assert out == tmp_path / entry.path
+    assert out == tmp_path / entry.path and out.read_bytes() == _CONTENT
     assert calls == [(entry.url, f"sha256:{entry.sha256}")]
+    # a real entry passes its own URL and sha256 (the fake file then fails it)
+    mnist = _loaders.MNIST_FILES["test", "labels"]
+    with pytest.raises(ValueError, match="failed its checksum"):
+        _base.fetch_file(mnist, data_home=tmp_path)
+    assert calls[-1] == (mnist.url, f"sha256:{mnist.sha256}")
+    assert not (tmp_path / mnist.path).exists()
 
 
 def test_bad_idx_content_is_a_clear_error(tmp_path):
@@ -338,3 +346,192 @@ def test_chars74k_without_pillow(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match="pip install pillow"):
         _loaders._decode_chars74k.__wrapped__(str(tmp_path / "x.tar.gz"))
+
+
+# --- Cache integrity (issue 7, item 4): no network, no real data needed ----------
+
+_CONTENT = bytes(range(256)) * 64  # 16 KiB of known bytes
+
+
+def _entry(url="https://example.invalid/mcsparse/blob.bin"):
+    import hashlib
+
+    return _base.DataFile("somedata/blob.bin", hashlib.sha256(_CONTENT).hexdigest(),
+                          "the test itself", url)
+
+
+def _cached_files(home):
+    """Every file left under ``home`` (temporary or final), as relative paths."""
+    return sorted(str(p.relative_to(home)) for p in home.rglob("*") if not p.is_dir())
+
+
+def _fake_downloader(monkeypatch, write):
+    """Run the real ``pooch.retrieve`` with a downloader that calls ``write(path)``.
+
+    pooch streams into a temporary file in the cache folder, checks the hash and
+    only then renames; this exercises that path (and ours) without a network.
+    """
+    import pooch.core
+
+    calls = []
+
+    def choose(url, progressbar=False):
+        def download(url, output_file, pooch):
+            calls.append(url)
+            write(output_file)
+        return download
+
+    monkeypatch.setattr(pooch.core, "choose_downloader", choose)
+    return calls
+
+
+def test_good_download_is_renamed_into_place(monkeypatch, tmp_path):
+    entry = _entry()
+    calls = _fake_downloader(monkeypatch, lambda p: open(p, "wb").write(_CONTENT))
+    out = _base.fetch_file(entry, data_home=tmp_path)
+    assert out == tmp_path / entry.path and out.read_bytes() == _CONTENT
+    assert _cached_files(tmp_path) == [entry.path] and calls == [entry.url]
+    # present and verified: no second download
+    assert _base.fetch_file(entry, data_home=tmp_path) == out and len(calls) == 1
+
+
+@pytest.mark.parametrize("payload", [
+    _CONTENT[:-1000],                                     # truncated
+    _CONTENT[:100] + bytes([_CONTENT[100] ^ 1]) + _CONTENT[101:],  # one flipped bit
+    b"",                                                  # empty
+    _CONTENT + b"\n",                                     # trailing garbage
+], ids=["truncated", "flipped", "empty", "extra"])
+def test_download_with_wrong_checksum_is_not_kept(monkeypatch, tmp_path, payload):
+    entry = _entry()
+    _fake_downloader(monkeypatch, lambda p: open(p, "wb").write(payload))
+    home = tmp_path / "home"
+    with pytest.raises(ValueError, match=r"(?s)blob\.bin.*" + entry.sha256) as info:
+        _base.fetch_file(entry, data_home=home)
+    assert entry.url in str(info.value)
+    assert not home.exists() or _cached_files(home) == []
+    # and a later good download succeeds
+    _fake_downloader(monkeypatch, lambda p: open(p, "wb").write(_CONTENT))
+    assert _base.fetch_file(entry, data_home=home).read_bytes() == _CONTENT
+
+
+def test_interrupted_download_leaves_nothing(monkeypatch, tmp_path):
+    """The connection drops half way: no partial file, no empty folder."""
+    import requests
+
+    def partial(path):
+        with open(path, "wb") as f:
+            f.write(_CONTENT[:5000])
+        raise requests.exceptions.ChunkedEncodingError("connection reset")
+
+    entry = _entry()
+    _fake_downloader(monkeypatch, partial)
+    home = tmp_path / "home"
+    with pytest.raises(OSError, match=r"Could not download .*blob\.bin.*connection reset"):
+        _base.fetch_file(entry, data_home=home)
+    assert not home.exists()
+    # an existing data home with other files keeps them, and only them
+    (home / "other").mkdir(parents=True)
+    (home / "other" / "keep.txt").write_text("x")
+    with pytest.raises(OSError, match="Could not download"):
+        _base.fetch_file(entry, data_home=home)
+    assert _cached_files(home) == ["other/keep.txt"]
+    assert not (home / "somedata").exists()
+
+
+def test_download_interrupted_by_the_user_leaves_no_file(monkeypatch, tmp_path):
+    """Ctrl-C during the download: re-raised as is, nothing kept."""
+    def partial(path):
+        open(path, "wb").write(_CONTENT[:5000])
+        raise KeyboardInterrupt
+
+    _fake_downloader(monkeypatch, partial)
+    with pytest.raises(KeyboardInterrupt):
+        _base.fetch_file(_entry(), data_home=tmp_path / "home")
+    assert not (tmp_path / "home").exists()
+
+
+def test_retrieve_that_leaves_a_partial_file_is_cleaned(monkeypatch, tmp_path):
+    """Whatever the download function does, a failed fetch keeps no file at the path."""
+    import pooch
+
+    entry = _entry()
+
+    def bad_retrieve(url, known_hash, fname, path, progressbar):
+        path.mkdir(parents=True, exist_ok=True)  # as pooch does
+        (path / fname).write_bytes(_CONTENT[:10])
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pooch, "retrieve", bad_retrieve)
+    with pytest.raises(OSError, match=r"blob\.bin.*disk full"):
+        _base.fetch_file(entry, data_home=tmp_path)
+    assert _cached_files(tmp_path) == [] and not (tmp_path / "somedata").exists()
+
+
+def test_retrieve_returning_a_wrong_file_is_refused(monkeypatch, tmp_path):
+    """The file is verified after the download too, and removed when wrong."""
+    import pooch
+
+    entry = _entry()
+
+    def sloppy_retrieve(url, known_hash, fname, path, progressbar):
+        path.mkdir(parents=True, exist_ok=True)  # as pooch does
+        (path / fname).write_bytes(_CONTENT[:-1])
+        return str(path / fname)
+
+    monkeypatch.setattr(pooch, "retrieve", sloppy_retrieve)
+    with pytest.raises(ValueError, match=r"blob\.bin.*sha256"):
+        _base.fetch_file(entry, data_home=tmp_path)
+    assert _cached_files(tmp_path) == []
+
+
+@pytest.mark.parametrize("payload", [
+    _CONTENT[:-1],
+    _CONTENT[:5000] + bytes([_CONTENT[5000] ^ 0x80]) + _CONTENT[5001:],
+    b"",
+], ids=["truncated", "flipped", "empty"])
+@pytest.mark.parametrize("download", [True, False])
+def test_bad_file_in_data_home_is_refused_not_redownloaded(monkeypatch, tmp_path,
+                                                          payload, download):
+    """A bad local copy is an error naming the file; it is neither used nor replaced."""
+    calls = _fake_downloader(monkeypatch, lambda p: open(p, "wb").write(_CONTENT))
+    entry = _entry()
+    path = tmp_path / entry.path
+    path.parent.mkdir()
+    path.write_bytes(payload)
+    with pytest.raises(ValueError, match=r"blob\.bin is corrupted.*expected " + entry.sha256):
+        _base.fetch_file(entry, data_home=tmp_path, download_if_missing=download)
+    assert path.read_bytes() == payload and calls == []
+
+
+@pytest.mark.parametrize("download", [True, False])
+def test_directory_where_the_file_should_be(monkeypatch, tmp_path, download):
+    calls = _fake_downloader(monkeypatch, lambda p: open(p, "wb").write(_CONTENT))
+    entry = _entry()
+    (tmp_path / entry.path).mkdir(parents=True)
+    with pytest.raises(OSError, match=r"blob\.bin.*not a regular file"):
+        _base.fetch_file(entry, data_home=tmp_path, download_if_missing=download)
+    assert (tmp_path / entry.path).is_dir() and calls == []
+
+
+def test_real_loader_refuses_flipped_and_empty_files(tmp_path):
+    """Through a public loader: a one-byte change or an empty file fails the checksum."""
+    path = tmp_path / _loaders.LETTER_FILE.path
+    path.parent.mkdir()
+    for payload in [b"", b"T,2,8,3,5,1,8,13,0,6,6,10,8,0,8,0,8\n"]:
+        path.write_bytes(payload)
+        with pytest.raises(ValueError, match="letter-recognition.data.*corrupted|"
+                                             "corrupted.*letter-recognition.data"):
+            datasets.load_letter(data_home=tmp_path)
+
+
+def test_real_loader_refuses_one_flipped_byte(tmp_path):
+    home = require_data(_loaders.LETTER_FILE.path)
+    data = bytearray((home / _loaders.LETTER_FILE.path).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path = tmp_path / _loaders.LETTER_FILE.path
+    path.parent.mkdir()
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="corrupted.*sha256"):
+        datasets.load_letter(data_home=tmp_path)
+    with pytest.raises(ValueError, match="corrupted.*sha256"):
+        datasets.load_letter(subset="test", data_home=tmp_path)

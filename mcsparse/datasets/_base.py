@@ -75,7 +75,8 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
         If the file is missing and may not or cannot be downloaded; the
         message names the file, its sha256 and where to get it.
     OSError
-        If the download fails (offline, server error).
+        If the download fails (offline, server error), or the path exists
+        but is not a regular file (a directory, a broken link).
     ValueError
         If the file's sha256 differs from the expected one (corrupted,
         truncated or another version), or the downloaded file's does.
@@ -91,31 +92,15 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
                 f"obtain it again from {data_file.source}."
             )
         return path
+    if path.exists() or path.is_symlink():
+        what = "a directory" if path.is_dir() else "a broken link or special file"
+        raise OSError(
+            f"Data file {path} is not a regular file ({what}). Remove it and "
+            f"obtain the file again from {data_file.url or data_file.source} "
+            f"(expected sha256 {data_file.sha256})."
+        )
     if download_if_missing and data_file.url is not None:
-        import pooch
-
-        created = [p for p in (home, path.parent) if not p.exists()]
-        try:
-            return Path(
-                pooch.retrieve(
-                    data_file.url,
-                    known_hash=f"sha256:{data_file.sha256}",
-                    fname=path.name,
-                    path=path.parent,
-                    progressbar=False,
-                )
-            )
-        except Exception as exc:
-            for folder in reversed(created):  # leave no empty folders behind
-                if folder.is_dir() and not any(folder.iterdir()):
-                    folder.rmdir()
-            if isinstance(exc, ValueError):  # pooch: the checksum did not match
-                raise
-            raise OSError(
-                f"Could not download {data_file.url} to {path} ({exc}). Download "
-                f"it by hand and place it there (expected sha256 "
-                f"{data_file.sha256}), or pass download_if_missing=False."
-            ) from exc
+        return _download(data_file, home, path)
     how = (
         f"download it from {data_file.url} (download_if_missing=True does this)"
         if data_file.url
@@ -126,3 +111,51 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
         f"(set by the data_home argument or the {ENV_DATA_HOME} environment "
         f"variable). Expected sha256 {data_file.sha256}; {how}."
     )
+
+
+def _download(data_file, home, path):
+    """Download ``data_file`` to ``path`` (absent) with pooch, verified.
+
+    pooch streams into a temporary file beside ``path``, checks the sha256 and
+    only then renames it. Whatever goes wrong (including an interrupt), no file
+    is left at ``path`` and no folder created here stays behind empty; the file
+    is verified once more after pooch returns.
+    """
+    import pooch
+
+    created = [p for p in (home, path.parent) if not p.exists()]
+    try:
+        out = Path(
+            pooch.retrieve(
+                data_file.url,
+                known_hash=f"sha256:{data_file.sha256}",
+                fname=path.name,
+                path=path.parent,
+                progressbar=False,
+            )
+        )
+        actual = sha256sum(out)
+        if actual != data_file.sha256:
+            raise ValueError(f"its sha256 is {actual}")
+        return out
+    except BaseException as exc:
+        # absent before the call: a file there now is a partial or bad download
+        # (unless a concurrent process has just placed the verified file)
+        if path.is_symlink() or (path.is_file() and sha256sum(path) != data_file.sha256):
+            path.unlink()
+        for folder in reversed(created):  # leave no empty folders behind
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit
+            raise
+        if isinstance(exc, ValueError):  # the checksum did not match
+            raise ValueError(
+                f"The download of {data_file.url} to {path} failed its checksum "
+                f"and was not kept ({exc}). Expected sha256 {data_file.sha256}; "
+                f"the server's file may have changed, see {data_file.source}."
+            ) from exc
+        raise OSError(
+            f"Could not download {data_file.url} to {path} ({exc}). Download "
+            f"it by hand and place it there (expected sha256 "
+            f"{data_file.sha256}), or pass download_if_missing=False."
+        ) from exc
