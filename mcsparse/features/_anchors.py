@@ -417,6 +417,8 @@ class AnchorPoints(CandidateFeatures):
 
     def _check_params(self):
         for name in ("n_anchors", "n_radii"):
+            if isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be an int, got a bool")
             check_scalar(getattr(self, name), name, numbers.Integral, min_val=1)
         q = self.quantile_range
         if (not isinstance(q, (tuple, list)) or len(q) != 2

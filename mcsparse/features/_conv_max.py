@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import TransformerMixin
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -398,7 +399,7 @@ def learn_templates(images, n_templates=1000, patch_size=7, n_patches=100_000,
     return centres.reshape(n_templates, patch_size, patch_size).astype(np.float32)
 
 
-class ConvMaxTemplates(CandidateFeatures):
+class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
     """Convolution-max template features as a ShareBoost candidate family.
 
     The MNIST features of [SWS2011]_ §7.4: candidate ``f * n_masks + c`` is

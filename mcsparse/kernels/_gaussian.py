@@ -503,8 +503,11 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
     Raises
     ------
     ValueError
-        If ``tail_sum_floor`` is not in ``(0, 1]`` or the traces are not
-        positive.
+        If ``tail_sum_floor`` is not in ``(0, 1]``, ``tail_sums`` or
+        ``traces`` is not 1-D, has NaN or infinity or the two shapes differ,
+        or the traces are not positive.
+    TypeError
+        If ``tail_sums`` or ``traces`` does not hold real numbers.
 
     References
     ----------
@@ -516,8 +519,23 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
         raise TypeError(f"tail_sum_floor must be a real number, got {tail_sum_floor!r}")
     if not 0 < tail_sum_floor <= 1:
         raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
-    traces = np.asarray(traces, dtype=np.float64)
+    values = {}
+    for name, arr in (("tail_sums", tail_sums), ("traces", traces)):
+        arr = np.asarray(arr)
+        if arr.dtype == bool or arr.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D array (n_kernels,), got shape {arr.shape}")
+        arr = arr.astype(np.float64)
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+        values[name] = arr
+    tail_sums, traces = values["tail_sums"], values["traces"]
+    if tail_sums.shape != traces.shape:
+        raise ValueError(
+            f"tail_sums and traces must have the same shape (n_kernels,), got "
+            f"{tail_sums.shape} and {traces.shape}"
+        )
     if not (traces > 0).all():
         raise ValueError("the kernels' traces must be positive")
-    return 1.0 / np.maximum(np.asarray(tail_sums, dtype=np.float64),
-                            tail_sum_floor * traces)
+    return 1.0 / np.maximum(tail_sums, tail_sum_floor * traces)
