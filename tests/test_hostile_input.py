@@ -228,6 +228,7 @@ from mcsparse.kernels import (  # noqa: E402
     tail_sums,
 )
 from mcsparse.loss import multiclass_logistic_loss  # noqa: E402
+from mcsparse.solvers import jointboost, mixed_norm_path, shareboost_path  # noqa: E402
 from mcsparse.solvers import default_q, link_coefficients, multiclass_mkl  # noqa: E402
 
 # Small, fast instances, one list per public class.
@@ -588,6 +589,11 @@ def _function_calls():
             scores=rng.randn(n, 3), y=y, sample_weight=rng.rand(n))),
         "mixed_norm_classifier_path": (mixed_norm_classifier_path, dict(
             X=X, y=y, n_alphas=2)),
+        "shareboost_path": (shareboost_path, dict(
+            X=X, y=y, n_classes=3, n_rounds=2, sample_weight=rng.rand(n))),
+        "jointboost": (jointboost, dict(X=X, y=y, n_classes=3, n_estimators=2)),
+        "mixed_norm_path": (mixed_norm_path, dict(
+            X=X, y=y, n_classes=3, n_lambdas=2, sample_weight=rng.rand(n))),
     }
 
 
@@ -598,7 +604,8 @@ _ARRAY_ARGS = [(f, a) for f, (_, kw) in _CALLS.items() for a, v in kw.items()
 # Integer labels / indices: float variants of them do not apply.
 _INDEX_ARGS = {("anchor_group_scores", "order"), ("anchor_group_scores", "cuts"),
                ("multiclass_mkl", "y"), ("multiclass_logistic_loss", "y"),
-               ("mixed_norm_classifier_path", "y")}
+               ("mixed_norm_classifier_path", "y"), ("shareboost_path", "y"),
+               ("jointboost", "y"), ("mixed_norm_path", "y")}
 
 
 def _bad_variants(v):
@@ -746,6 +753,13 @@ def test_functions_odd_layout_same_result(f, arg, case):
      "sample_weight"),
     ("mixed_norm_classifier_path", {"n_alphas": 0}, ValueError, "n_alphas"),
     ("mixed_norm_classifier_path", {"y": np.zeros(12)}, ValueError, "class"),
+    ("shareboost_path", {"y": np.arange(12) % 3 + 1}, ValueError, "y must hold class"),
+    ("shareboost_path", {"y": np.arange(12) * 0.5}, TypeError, "y must hold integer"),
+    ("shareboost_path", {"n_classes": 1}, ValueError, "n_classes"),
+    ("jointboost", {"y": np.arange(12) % 3 - 1}, ValueError, "y must hold class"),
+    ("jointboost", {"y": np.arange(6) % 3}, ValueError, "y must have shape"),
+    ("mixed_norm_path", {"y": np.arange(12) % 4}, ValueError, "y must hold class"),
+    ("mixed_norm_path", {"sample_weight": -np.ones(12)}, ValueError, "sample_weight"),
 ])
 def test_functions_bad_arguments(f, kwargs, error, match):
     func, kw = _CALLS[f]

@@ -52,6 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils.validation import check_solver_data
+
 _MAX_EXHAUSTIVE_CLASSES = 16
 
 
@@ -393,6 +395,7 @@ def jointboost(X, y, n_classes, n_estimators, *, subset_search="greedy",
             f"subset_search='exhaustive' scores 2^k - 1 subsets and is limited to "
             f"{_MAX_EXHAUSTIVE_CLASSES} classes, got {n_classes}"
         )
+    X, y, _ = check_solver_data(X, y, n_classes)
     start = time.perf_counter()
     n_samples = X.shape[0]
     groups = _Groups(X)

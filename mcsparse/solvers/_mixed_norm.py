@@ -23,6 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ..utils.validation import check_solver_data
 
 PENALTIES = ("l1/l2", "l1/linf")
 
@@ -480,15 +481,14 @@ def mixed_norm_path(
     if penalty not in PENALTIES:
         raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
     start = time.perf_counter()
+    X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
+                                            accept_sparse=("csr", "csc"))
     if sp.issparse(X):
         X = sp.csc_matrix(X, dtype=np.float64)
     else:
         X = np.asarray(X, dtype=np.float64)
     n_samples, n_features = X.shape
     k = int(n_classes)
-    y = np.ascontiguousarray(y, dtype=np.intp)
-    if sample_weight is not None:
-        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
     smooth = _Smooth(y, sample_weight, k)
     mu = None
     if fit_intercept:

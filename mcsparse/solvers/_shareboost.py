@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from ..features._base import RawFeatures
 from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ..utils.validation import check_solver_data
 from ._design import SelectedColumns
 from ._selection import (
     FULL_MAX_WORK,
@@ -370,6 +371,8 @@ def shareboost_path(
         raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
     if penalty == "linf1_smooth" and not beta >= 1:
         raise ValueError(f"beta must be >= 1, got {beta}")
+    X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
+                                            accept_sparse="csc")
     n_samples = X.shape[0]
     k = n_classes
     if features is None:

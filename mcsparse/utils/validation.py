@@ -3,7 +3,7 @@
 import numbers
 
 import numpy as np
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_scalar
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -60,3 +60,62 @@ def check_bool(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {value!r}")
     return bool(value)
+
+
+def check_solver_data(X, y, n_classes, sample_weight=None, *, accept_sparse=False):
+    """Validate the data of a low-level solver of :mod:`mcsparse.solvers`.
+
+    The estimators validate and encode their data before calling a solver;
+    this check lets a solver called directly refuse bad input with a clear
+    message instead of a wrong answer or an error from deep inside.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Finite real data; integers are converted to float64, float32 is
+        kept.
+    y : array-like of shape (n_samples,)
+        Integer class indices in ``[0, n_classes)``.
+    n_classes : int
+        Number of classes, at least 2.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Finite, non-negative weights with a positive sum.
+    accept_sparse : False, str or tuple of str, default=False
+        Sparse formats accepted (scikit-learn's ``check_array``).
+
+    Returns
+    -------
+    X : ndarray or sparse matrix, float32 or float64
+        Not copied when already valid.
+    y : ndarray of shape (n_samples,), dtype intp
+    sample_weight : None or ndarray of shape (n_samples,), dtype float64
+        Not rescaled.
+
+    Raises
+    ------
+    ValueError
+        Naming ``X``, ``y``, ``n_classes`` or ``sample_weight``: NaN or
+        infinity, wrong dimensions or lengths, class indices out of range.
+    TypeError
+        If ``y`` does not hold integers, or ``X`` is complex or sparse in a
+        format not accepted.
+    """
+    check_scalar(n_classes, "n_classes", numbers.Integral, min_val=2)
+    X = check_array(X, accept_sparse=accept_sparse, dtype=[np.float64, np.float32],
+                    input_name="X")
+    y = np.asarray(y)
+    if y.dtype == bool or y.dtype.kind not in "iu":
+        raise TypeError(
+            f"y must hold integer class indices in [0, n_classes), got dtype {y.dtype}"
+        )
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},) like X's rows, got {y.shape}")
+    if y.min() < 0 or y.max() >= n_classes:
+        raise ValueError(
+            f"y must hold class indices in [0, {n_classes}), got values from "
+            f"{y.min()} to {y.max()}"
+        )
+    if sample_weight is not None:
+        check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    return X, np.ascontiguousarray(y, dtype=np.intp), sample_weight
