@@ -42,4 +42,11 @@ extensions = [
     for name in CYTHON_MODULES
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+# The debug build keeps its generated C and its objects apart (build/debug):
+# cythonize and build_ext only compare timestamps, so sharing them would let a
+# debug build reuse the optimised C files and extensions, or the reverse.
+setup(
+    ext_modules=cythonize(extensions, compiler_directives=directives,
+                          build_dir="build/debug/cython" if DEBUG else None),
+    options={"build": {"build_base": "build/debug"}} if DEBUG else {},
+)
