@@ -189,7 +189,9 @@ cdef intp_t _score_anchors(
                         i = order[a, j]
                         if i < 0 or i >= n_samples:
                             return a
-                        _add_outer(acc, &residual[i, 0], &X1[i, 0], n_classes, n_cols)
+                        if size > 0:  # no &X1[i, 0] of an empty row
+                            _add_outer(acc, &residual[i, 0], &X1[i, 0], n_classes,
+                                       n_cols)
                 done = stop
                 score = _l1_norm(acc, size)
             # an empty ball (stop == 0) keeps score = 0; a repeated cut reuses it

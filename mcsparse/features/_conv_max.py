@@ -185,12 +185,13 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
     chunk_size = _check_int("chunk_size", chunk_size, 1)
     if n_jobs is not None and (_check_int("n_jobs", n_jobs, -(2**31)) == 0):
         raise ValueError("n_jobs must be None, a positive int or a negative int, got 0")
-    # |response * mask| <= max|image| * max_f ||w_f||_1 * max u * max v: refuse
-    # inputs whose features could overflow float32 instead of returning inf
+    # |response| <= max|image| * max_f ||w_f||_1, and the kernel multiplies it
+    # by v, then by u, in float32: refuse inputs whose response or any of
+    # these products could overflow (inf, or inf * 0 = NaN under a zero mask)
     if images.size and templates.size and mask_rows.size and mask_cols.size:
         bound = (float(np.abs(images).max())
                  * float(np.abs(templates).sum(axis=(1, 2)).max())
-                 * float(mask_rows.max()) * float(mask_cols.max()))
+                 * max(float(mask_rows.max()), 1.0) * max(float(mask_cols.max()), 1.0))
         if not bound < 1e37:
             raise ValueError(
                 f"images and templates are too large: responses may reach {bound:.3g}, "
