@@ -111,7 +111,7 @@ class StagedMixin:
     """The whole path from one fit: ``staged_decision_function``, ``staged_predict``."""
 
     def staged_decision_function(self, X):
-        """Scores of the model after each round: the whole path from one fit.
+        """Compute the scores of the model after each round, from one fit.
 
         Parameters
         ----------
@@ -127,7 +127,7 @@ class StagedMixin:
             yield _to_decision(scores)
 
     def staged_predict(self, X):
-        """Predictions of the model after each round.
+        """Predict the classes with the model after each round, from one fit.
 
         Parameters
         ----------

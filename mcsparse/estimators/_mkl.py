@@ -189,8 +189,9 @@ class UFOMKLClassifier(_BaseMKLClassifier):
 
     See Also
     --------
-    ConvMKLClassifier, SMSDMKLClassifier
-    mcsparse.solvers.multiclass_mkl : the solver, on a precomputed Gram stack.
+    ConvMKLClassifier : UFO-MKL on base kernels normalised by their tail sums.
+    SMSDMKLClassifier : UFO-MKL plus a tail-sum penalty on each kernel.
+    mcsparse.solvers.multiclass_mkl : The solver, on a precomputed Gram stack.
 
     References
     ----------
@@ -237,7 +238,8 @@ class ConvMKLClassifier(_BaseMKLClassifier):
 
     See Also
     --------
-    UFOMKLClassifier, SMSDMKLClassifier
+    UFOMKLClassifier : The same solver on the unnormalised base kernels.
+    SMSDMKLClassifier : UFO-MKL plus a tail-sum penalty on each kernel.
 
     References
     ----------{_LYL2018_REF}
@@ -298,7 +300,8 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
 
     See Also
     --------
-    UFOMKLClassifier, ConvMKLClassifier
+    UFOMKLClassifier : The same solver without the tail-sum penalty.
+    ConvMKLClassifier : UFO-MKL on base kernels normalised by their tail sums.
 
     References
     ----------{_LYL2018_REF}

@@ -135,8 +135,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         ``[1, n_candidates]``; a float in ``(0, 1]`` is a fraction of the
         number of candidates; None selects half of ``n_features_in_`` (as
         scikit-learn's ``RFE`` does), at most the number of candidates.
-    features : {"raw", "stumps", "templates", "anchors"} or CandidateFeatures, \
-            default="raw"
+    features : {"raw", "stumps", "templates", "anchors"} or CandidateFeatures, default="raw"
         The candidate features ShareBoost selects from: "raw" the columns of
         ``X`` (:class:`~mcsparse.features.RawFeatures`); "stumps" all
         decision stumps ``1[x_f <= theta]`` (§4.1,

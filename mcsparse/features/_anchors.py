@@ -107,7 +107,7 @@ def _check_finite_scores(scores):
 
 
 def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
-    r"""ShareBoost's group scores of every (anchor, radius) pair.
+    r"""Compute ShareBoost's group scores of every (anchor, radius) pair.
 
     The group of anchor ``a`` and radius ``b`` holds the ``n_cols`` features
     ``1[||x - v_a|| <= r_ab] * X1[:, f]`` ([SWS2011]_ §4.2), and its score,
@@ -237,6 +237,8 @@ def anchor_group_scores_numpy(X1, residual, order, cuts):
     Returns
     -------
     scores : ndarray of shape (n_anchors, n_radii), float64
+        ``scores[a, b]`` is the score of the ball ``order[a, :cuts[a, b]]``
+        (0 for an empty ball), as :func:`anchor_group_scores` returns it.
 
     Raises
     ------
@@ -529,6 +531,11 @@ class AnchorPoints(CandidateFeatures):
     def training_columns(self, ids):
         """The groups ``ids`` on the training data, side by side.
 
+        Parameters
+        ----------
+        ids : array-like of int
+            Candidates ``a * n_radii + b``.
+
         Returns
         -------
         columns : ndarray of shape (n_samples, len(ids) * (n_features + 1))
@@ -546,6 +553,12 @@ class AnchorPoints(CandidateFeatures):
 
     def end_scan(self, ids):
         """Free the sorted samples; the anchors and radii stay for prediction.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            The selected candidates ``a * n_radii + b`` (only checked: every
+            group reads all input features, so ``support_`` is all True).
 
         Returns
         -------

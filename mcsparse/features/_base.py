@@ -59,18 +59,130 @@ class CandidateFeatures(BaseEstimator):
     """
 
     def fit(self, X, y=None):  # pragma: no cover - documented protocol
+        """Prepare the scan of the candidates on the training data.
+
+        Part of the protocol: every family overrides it.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn API consistency.
+
+        Returns
+        -------
+        self : CandidateFeatures
+            The fitted family, with ``n_features_in_`` and ``n_candidates_``
+            set.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, on the base class.
+        """
         raise NotImplementedError
 
     def best_candidate(self, residual, excluded):  # pragma: no cover
+        """Return the candidate with the largest score outside ``excluded``.
+
+        Part of the protocol: every family overrides it.
+
+        Parameters
+        ----------
+        residual : ndarray of shape (n_samples, n_classes), float64
+            Residual rows ``w_i (p_i - e_{y_i})`` of the training samples,
+            C order.
+        excluded : ndarray of shape (n_excluded,), intp
+            Sorted ids of the candidates that must not be returned.
+
+        Returns
+        -------
+        id : int
+            The best candidate, in ``[0, n_candidates_)``; the lowest id on
+            ties.
+        score : float
+            Its score ``||R^T x_id||_1`` (unnormalised).
+
+        Raises
+        ------
+        NotImplementedError
+            Always, on the base class.
+        """
         raise NotImplementedError
 
     def training_columns(self, ids):  # pragma: no cover
+        """Return the values of candidates ``ids`` on the training data.
+
+        Part of the protocol: every family overrides it.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Candidates to return.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, n_columns), float64
+            The candidates' columns side by side (``n_columns = len(ids)``
+            for single-column candidates).
+
+        Raises
+        ------
+        NotImplementedError
+            Always, on the base class.
+        """
         raise NotImplementedError
 
     def end_scan(self, ids):  # pragma: no cover
+        """Free the training-time state, keeping what candidates ``ids`` need.
+
+        Part of the protocol: every family overrides it and sets
+        ``support_``, the bool mask of shape (n_features,) of the input
+        features that the kept candidates read.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            The selected candidates, which ``transform_candidates`` must
+            still compute.
+
+        Returns
+        -------
+        self : CandidateFeatures
+            The family, which can no longer select.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, on the base class.
+        """
         raise NotImplementedError
 
     def transform_candidates(self, X, ids):  # pragma: no cover
+        """Compute the values of candidates ``ids`` on new data.
+
+        Part of the protocol: every family overrides it; only the given
+        candidates are computed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            New data.
+        ids : array-like of int
+            Candidates to compute.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, n_columns), float64
+            The candidates' columns side by side (``n_columns = len(ids)``
+            for single-column candidates).
+
+        Raises
+        ------
+        NotImplementedError
+            Always, on the base class.
+        """
         raise NotImplementedError
 
     def _check_scanning(self):
@@ -306,7 +418,12 @@ class RawFeatures(CandidateFeatures):
         return _best_remaining(scores, excluded)
 
     def training_columns(self, ids):
-        """Columns of candidates ``ids`` on the training data, float64.
+        """Return the columns of candidates ``ids`` on the training data, float64.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Candidates to return.
 
         Returns
         -------
@@ -320,6 +437,11 @@ class RawFeatures(CandidateFeatures):
     def end_scan(self, ids):
         """Drop the reference to the training data; ``support_`` marks ``ids``' columns.
 
+        Parameters
+        ----------
+        ids : array-like of int
+            The selected candidates.
+
         Returns
         -------
         self : RawFeatures
@@ -332,7 +454,7 @@ class RawFeatures(CandidateFeatures):
         return self
 
     def transform_candidates(self, X, ids):
-        """Columns of candidates ``ids`` in ``X``, validated, float64.
+        """Return the columns of candidates ``ids`` in ``X``, validated, float64.
 
         Parameters
         ----------

@@ -99,16 +99,21 @@ def _as_factors(values, name):
 
 
 def masks_from_factors(mask_rows, mask_cols):
-    """The full masks ``g_c = u_a v_b^T``, ``c = a * n_v + b``.
+    """Build the full masks ``g_c = u_a v_b^T``, ``c = a * n_v + b``.
 
     Parameters
     ----------
     mask_rows : ndarray of shape (n_u, out_h)
+        Non-negative row factors ``u_a`` (as :func:`gaussian_masks` returns
+        them); converted to float32.
     mask_cols : ndarray of shape (n_v, out_w)
+        Non-negative column factors ``v_b``; converted to float32.
 
     Returns
     -------
     masks : ndarray of shape (n_u * n_v, out_h, out_w), float32
+        ``masks[a * n_v + b]`` is the outer product of ``mask_rows[a]`` and
+        ``mask_cols[b]``.
 
     Raises
     ------
@@ -225,6 +230,23 @@ def conv_max_features_numpy(images, templates, mask_rows, mask_cols):
     direct masked max over the full masks (:func:`masks_from_factors`):
     ``sliding_window_view`` windows, ``tensordot``, then a cast to float32.
     Memory grows as n_images * n_positions * n_templates: small inputs only.
+
+    Parameters
+    ----------
+    images : array-like of shape (n_images, height, width)
+        Real-valued images.
+    templates : array-like of shape (n_templates, patch_h, patch_w)
+        Templates, at most as large as the images.
+    mask_rows : array-like of shape (n_u, height - patch_h + 1)
+        Non-negative row factors ``u_a`` of the masks.
+    mask_cols : array-like of shape (n_v, width - patch_w + 1)
+        Non-negative column factors ``v_b`` of the masks.
+
+    Returns
+    -------
+    features : ndarray of shape (n_images, n_templates * n_u * n_v), float32
+        Column ``f * n_u * n_v + a * n_v + b`` is template ``f`` with mask
+        ``u_a v_b^T``, as in :func:`conv_max_features`.
     """
     images = np.asarray(images, dtype=np.float64)
     templates = np.asarray(templates, dtype=np.float64)
@@ -354,6 +376,7 @@ def learn_templates(images, n_templates=1000, patch_size=7, n_patches=100_000,
     Returns
     -------
     templates : ndarray of shape (n_templates, patch_size, patch_size), float32
+        The k-means centres, each with zero mean and unit l2 norm.
 
     Raises
     ------
@@ -581,17 +604,53 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
 
         One float32 product with the training matrix (see
         :meth:`RawFeatures.best_candidate`).
+
+        Parameters
+        ----------
+        residual : ndarray of shape (n_samples, n_classes), float64
+            Residual rows of the training samples.
+        excluded : ndarray of shape (n_excluded,), intp
+            Candidates that must not be returned.
+
+        Returns
+        -------
+        id : int
+            The chosen (template, mask) pair ``f * n_masks + c``.
+        score : float
+            Its score.
+
+        Raises
+        ------
+        ValueError
+            If every candidate is excluded.
         """
         self._check_scanning()
         return self._scan.best_candidate(residual, excluded)
 
     def training_columns(self, ids):
-        """The pairs ``ids`` on the training images, (n_samples, len(ids)) float64."""
+        """The pairs ``ids`` on the training images.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Candidate ids ``f * n_masks + c``.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, len(ids)), float64
+            The features of the training images, as computed in ``fit``.
+        """
         self._check_scanning()
         return self._scan.training_columns(ids)
 
     def end_scan(self, ids):
         """Free the training matrix; ``support_`` marks every pixel.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            The selected candidates (only checked: the templates are kept
+            whole, and every feature reads all pixels).
 
         Returns
         -------
@@ -618,6 +677,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         Returns
         -------
         columns : ndarray of shape (n_samples, len(ids)), float64
+            The features of the new images, in the order of ``ids``.
         """
         images = self._new_images(X)
         ids = self._check_ids(ids, self.n_candidates_)
@@ -633,16 +693,18 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         Parameters
         ----------
         X : array-like of shape (n_samples, height * width)
+            Images, one per row, of the shape seen in ``fit``.
 
         Returns
         -------
         features : ndarray of shape (n_samples, n_templates * n_masks), float32
+            Column ``f * n_masks + c`` is template ``f`` with mask ``c``.
         """
         return conv_max_features(self._new_images(X), self.templates_,
                                  self.mask_rows_, self.mask_cols_, n_jobs=self.n_jobs)
 
     def macs_per_image(self, ids, n_classes=None):
-        """Multiply-accumulates per image to compute the candidates ``ids``.
+        """Count the multiply-accumulates per image to compute the candidates ``ids``.
 
         What :meth:`transform_candidates` does per image: one correlation of
         each distinct template over all ``out_h * out_w`` valid positions
@@ -663,6 +725,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         Returns
         -------
         macs : int
+            Multiply-accumulates per image.
 
         Raises
         ------

@@ -118,7 +118,7 @@ class PairwiseProducts(TransformerMixin, BaseEstimator):
         return out
 
     def get_feature_names_out(self, input_features=None):
-        """Names ``"a*b"`` of the output features.
+        """Get the names ``"a*b"`` of the output features.
 
         Parameters
         ----------

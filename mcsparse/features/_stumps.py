@@ -265,7 +265,18 @@ class DecisionStumps(CandidateFeatures):
         return out
 
     def training_columns(self, ids):
-        """Stumps ``ids`` on the training data, (n_samples, len(ids)) float64 of 0/1."""
+        """Evaluate the stumps ``ids`` on the training data.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Stump ids.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, len(ids)), float64
+            ``1[v_f <= theta]`` of each stump, as 0/1.
+        """
         self._check_scanning()
         return self._columns(self._X_fit, self._check_ids(ids, self.n_candidates_))
 
@@ -295,7 +306,7 @@ class DecisionStumps(CandidateFeatures):
         return self
 
     def transform_candidates(self, X, ids):
-        """Stumps ``ids`` on new data: ``1[v_f <= theta]`` as float64 0/1.
+        """Evaluate the stumps ``ids`` on new data: ``1[v_f <= theta]`` as float64 0/1.
 
         Parameters
         ----------

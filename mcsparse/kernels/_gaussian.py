@@ -480,7 +480,7 @@ def tail_sums(gram_stack, zeta, *, method="auto"):
 
 
 def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
-    """Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
+    """Compute Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
 
     Parameters
     ----------

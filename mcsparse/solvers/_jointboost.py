@@ -61,7 +61,10 @@ _MAX_EXHAUSTIVE_CLASSES = 16
 class JointBoostStump:
     """One shared regression stump ``h_m`` of JointBoost.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     feature : int
         Column ``f`` of ``X`` the stump thresholds.
@@ -120,7 +123,10 @@ class JointBoostStump:
 class JointBoostRound:
     """State after one JointBoost round, passed to ``callback``.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     round : int
         Round number, starting at 1 (= number of stumps).
@@ -146,7 +152,10 @@ class JointBoostRound:
 class JointBoostPath:
     """Result of :func:`jointboost`: the stumps and per-round diagnostics.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     stumps : list of JointBoostStump
         One per round, in order.

@@ -32,7 +32,10 @@ PENALTIES = ("l1/l2", "l1/linf")
 class MixedNormPath:
     """Result of :func:`mixed_norm_path`: one entry per ``lambda``.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     lambdas : ndarray of shape (n_lambdas,)
         The penalty levels, in decreasing order (the order they were solved).

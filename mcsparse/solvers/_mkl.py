@@ -154,7 +154,7 @@ def link_coefficients_numpy(theta_sq, penalty, q, scale):
 
 
 def link_coefficients(theta_sq, penalty, q, scale=1.0):
-    """Scalars of the link function of [LYL2018]_, Theorem 3 (Cython).
+    """Compute the scalars of the link function of [LYL2018]_, Theorem 3 (Cython).
 
     With ``nu_m = (||theta_m|| - penalty_m)_+`` the primal of the mirror step
     is ``w_m = coef_m theta_m``, where
@@ -249,7 +249,10 @@ def mkl_epoch_numpy(gram, rows, labels, order, dual, gram_dual, theta_sq, kernel
 class MKLFit:
     """Result of :func:`multiclass_mkl`.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     classes : ndarray of shape (n_classes,)
         Sorted class labels; column k of ``dual_coef`` is ``classes[k]``.
@@ -273,6 +276,8 @@ class MKLFit:
         Training error rate of the iterate after each epoch.
     n_updates : ndarray of shape (n_iter,)
         Steps with a positive hinge loss in each epoch.
+    fit_time : float, default=0.0
+        Wall-clock seconds spent in :func:`multiclass_mkl`.
     """
 
     classes: np.ndarray
@@ -314,12 +319,25 @@ class MKLFit:
         return w / total if total > 0 else w
 
     def decision_function(self, gram):
-        """Scores ``(n_samples, n_classes)`` from the Gram stack against ``rows``.
+        """Compute the scores of new samples from their Gram stack against ``rows``.
 
         Parameters
         ----------
         gram : ndarray of shape (n_kernels, n_samples, n_rows)
             ``gram[m, i, j] = K_m(x_i, x_{rows[j]})`` (unscaled).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes), float64
+            ``f_k(x_i)``; column ``k`` is ``classes[k]``.
+
+        Raises
+        ------
+        TypeError
+            If ``gram`` is not a float32 or float64 NumPy array.
+        ValueError
+            If ``gram`` is not 3-D, is empty, does not match ``(n_kernels,
+            n_rows)``, or holds NaN or infinite values.
         """
         gram = _check_gram(gram, square=False)
         expected = (self.kernel_coef.shape[0], self.rows.shape[0])
@@ -335,11 +353,23 @@ class MKLFit:
         return out
 
     def predict(self, gram):
-        """Class labels from the Gram stack against ``rows`` (ties: first class)."""
+        """Predict class labels from the Gram stack against ``rows``.
+
+        Parameters
+        ----------
+        gram : ndarray of shape (n_kernels, n_samples, n_rows)
+            ``gram[m, i, j] = K_m(x_i, x_{rows[j]})`` (unscaled).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The class of the largest score of :meth:`decision_function`
+            (the first class on ties).
+        """
         return self.classes[np.argmax(self.decision_function(gram), axis=1)]
 
     def decision_function_rows(self, gram, test_rows):
-        """Scores of other rows of the stack the model was fitted on.
+        """Compute the scores of other rows of the stack the model was fitted on.
 
         For cross-validation on one precomputed stack: only the kernels with
         a non-zero weight and the columns of the support rows are read, so
@@ -354,7 +384,8 @@ class MKLFit:
 
         Returns
         -------
-        scores : ndarray of shape (n_test, n_classes)
+        scores : ndarray of shape (n_test, n_classes), float64
+            Scores of the rows ``test_rows``; column ``k`` is ``classes[k]``.
         """
         gram = _check_gram(gram)
         if gram.shape[0] != self.kernel_coef.shape[0] or gram.shape[1] <= self.rows.max():

@@ -35,7 +35,10 @@ from ._selection import (
 class ShareBoostRound:
     """State after one ShareBoost round, passed to ``callback``.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     round : int
         Round number, starting at 1 (= number of selected features).
@@ -77,7 +80,10 @@ class ShareBoostRound:
 class ShareBoostPath:
     """Result of :func:`shareboost_path`: the whole path, one entry per round.
 
-    Attributes
+    Built by the solver, not by users: each parameter is a dataclass field,
+    read as the attribute of the same name.
+
+    Parameters
     ----------
     selected_features : ndarray of shape (n_rounds,), dtype intp
         Selected candidates in selection order (columns of ``X`` for raw
@@ -93,15 +99,16 @@ class ShareBoostPath:
         Training objective after each refit.
     selection_scores : ndarray of shape (n_rounds,)
         The selection rule's score of each selected column when it was
-        selected (:attr:`ShareBoostRound.selection_score`).
+        selected (``ShareBoostRound.selection_score``).
     refit_n_iter : ndarray of shape (n_rounds,), dtype intp
         L-BFGS iterations of each refit.
     n_refits_not_converged : int
         Refits that hit ``max_iter`` or failed in the line search.
-    column_ptr : ndarray of shape (n_rounds + 1,), dtype intp
+    column_ptr : ndarray of shape (n_rounds + 1,), dtype intp, default=None
         Round ``t`` added the columns ``column_ptr[t - 1]:column_ptr[t]`` of
-        ``W``: one per round for single-column candidates (the default,
-        ``arange(n_rounds + 1)``), the group's width for groups (§3.2).
+        ``W``: one per round for single-column candidates (None, the
+        default, becomes ``arange(n_rounds + 1)``), the group's width for
+        groups (§3.2).
     """
 
     selected_features: np.ndarray
@@ -341,14 +348,6 @@ def shareboost_path(
         Selected features, per-round ``W`` and intercepts, training
         objective, selection scores and L-BFGS iterations.
 
-    Warns
-    -----
-    ConvergenceWarning
-        If some refits hit ``max_iter`` (typical at ``alpha=0`` once the
-        selected features separate the classes: the loss has no minimiser),
-        or stopped in a failed line search with the gradient above the
-        tolerance (badly scaled features).
-
     Raises
     ------
     ValueError
@@ -358,6 +357,14 @@ def shareboost_path(
     TypeError
         If the family breaks the candidate protocol (ids, scores,
         ``candidate_widths_``).
+
+    Warns
+    -----
+    ConvergenceWarning
+        If some refits hit ``max_iter`` (typical at ``alpha=0`` once the
+        selected features separate the classes: the loss has no minimiser),
+        or stopped in a failed line search with the gradient above the
+        tolerance (badly scaled features).
 
     References
     ----------
