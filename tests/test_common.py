@@ -7,14 +7,9 @@ test-friendly instances in ``INSTANCES`` (or a reason in ``NOT_CHECKED``);
 estimator cannot be forgotten.
 """
 
-import importlib
-import inspect
-import pkgutil
-
-from sklearn.base import BaseEstimator
+from public_api import public_estimator_classes
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import mcsparse
 from mcsparse import (
     ConvMKLClassifier,
     JointBoostClassifier,
@@ -32,22 +27,6 @@ from mcsparse.features import (
     PairwiseProducts,
     RawFeatures,
 )
-
-
-def public_estimator_classes():
-    """BaseEstimator subclasses in ``__all__`` of mcsparse and its public subpackages."""
-    modules = [mcsparse] + [
-        importlib.import_module(f"mcsparse.{info.name}")
-        for info in pkgutil.iter_modules(mcsparse.__path__)
-        if info.ispkg and not info.name.startswith("_")
-    ]
-    found = set()
-    for module in modules:
-        for name in getattr(module, "__all__", ()):
-            obj = getattr(module, name)
-            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
-                found.add(obj)
-    return sorted(found, key=lambda cls: cls.__name__)
 
 
 # The checks' data sets have 2 to 5 features: select all of them (the default

@@ -11,18 +11,15 @@ staged path; a candidate family's scan) is bitwise identical.
 
 import copy
 import functools
-import inspect
 import pickle
 
 import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from public_api import public_estimator_classes
 from sklearn.datasets import load_digits
 
-import mcsparse
-import mcsparse.features
 from mcsparse import (
     ConvMKLClassifier,
     JointBoostClassifier,
@@ -100,21 +97,11 @@ FAMILIES = {
 }
 
 
-def _public_estimator_classes():
-    out = set()
-    for module in (mcsparse, mcsparse.features):
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
-                out.add(obj)
-    return out
-
-
 def test_every_public_estimator_is_covered():
     covered = set()
     for table in (CLASSIFIERS, TRANSFORMERS, FAMILIES):
         covered |= {type(factory()) for factory in table.values()}
-    missing = _public_estimator_classes() - covered - set(ABSTRACT)
+    missing = set(public_estimator_classes()) - covered - set(ABSTRACT)
     assert not missing, f"no persistence test for {sorted(c.__name__ for c in missing)}"
 
 
