@@ -362,7 +362,7 @@ def fit_round(groups, w, z, subset_search="greedy"):
 
 def jointboost(X, y, n_classes, n_estimators, *, subset_search="greedy",
                callback=None, verbose=0):
-    """Run JointBoost for ``n_estimators`` rounds on validated inputs.
+    """Run JointBoost for ``n_estimators`` rounds.
 
     Parameters
     ----------
@@ -393,7 +393,11 @@ def jointboost(X, y, n_classes, n_estimators, *, subset_search="greedy",
     ------
     ValueError
         If ``subset_search`` is unknown, or exhaustive with more than 16
-        classes.
+        classes; if ``X`` has NaN or infinity, ``y`` is not of length
+        ``n_samples`` or holds an index outside ``[0, n_classes)``, or
+        ``n_classes < 2``.
+    TypeError
+        If ``y`` does not hold integers.
     """
     if subset_search not in ("greedy", "exhaustive"):
         raise ValueError(

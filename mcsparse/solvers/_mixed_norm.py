@@ -396,7 +396,7 @@ def mixed_norm_path(
     warm_up=0,
     verbose=0,
 ):
-    r"""Mixed-norm (group-lasso) multinomial path on validated inputs.
+    r"""Mixed-norm (group-lasso) multinomial path.
 
     Solves [SWS2011]_, eq. (5), with an optional unpenalised intercept,
 
@@ -413,8 +413,8 @@ def mixed_norm_path(
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n_samples, n_features)
-        Training data, float32 or float64, dense or CSR/CSC; not checked for
-        NaN. Copied once to float64 (the products run in float64).
+        Finite training data, float32 or float64, dense or sparse (checked).
+        Copied once to float64 (the products run in float64).
     y : ndarray of shape (n_samples,), dtype intp
         Class indices in ``[0, n_classes)``.
     n_classes : int
@@ -457,6 +457,15 @@ def mixed_norm_path(
     path : MixedNormPath
         Per-``lambda`` coefficients, intercepts, number of active columns,
         objective, KKT violation and iterations.
+
+    Raises
+    ------
+    ValueError
+        If ``penalty`` is unknown; if ``X`` has NaN or infinity, ``y`` is not
+        of length ``n_samples`` or holds an index outside ``[0, n_classes)``,
+        ``n_classes < 2``, or ``sample_weight`` is invalid.
+    TypeError
+        If ``y`` does not hold integers.
 
     Warns
     -----

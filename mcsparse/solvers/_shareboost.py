@@ -269,7 +269,7 @@ def shareboost_path(
     beta=10.0,
     init_path=None,
 ):
-    """Run ShareBoost for ``n_rounds`` rounds on validated inputs.
+    """Run ShareBoost for ``n_rounds`` rounds.
 
     The low-level solver behind :class:`mcsparse.ShareBoostClassifier`: the
     algorithm of [SWS2011]_ (NOTES.md, "Algorithm (ShareBoost)"). Round 0
@@ -286,7 +286,7 @@ def shareboost_path(
     Parameters
     ----------
     X : ndarray or CSC matrix of shape (n_samples, n_features)
-        Training data, float32 or float64; not checked for NaN. Only used to
+        Finite training data, float32 or float64 (checked). Only used to
         fit the default ``features``.
     y : ndarray of shape (n_samples,), dtype intp
         Class indices in ``[0, n_classes)``.
@@ -353,10 +353,13 @@ def shareboost_path(
     ValueError
         If ``selection`` or ``penalty`` is unknown; if ``init_path`` is
         longer than ``n_rounds``; if "full" is asked on too large a
-        problem, or a rule other than "gradient_l1" on groups of columns.
+        problem, or a rule other than "gradient_l1" on groups of columns;
+        if ``X`` has NaN or infinity, ``y`` is not of length ``n_samples``
+        or holds an index outside ``[0, n_classes)``, ``n_classes < 2``, or
+        ``sample_weight`` is invalid.
     TypeError
         If the family breaks the candidate protocol (ids, scores,
-        ``candidate_widths_``).
+        ``candidate_widths_``), or ``y`` does not hold integers.
 
     Warns
     -----
