@@ -20,6 +20,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 copied into _static/mathjax: the math renders offline and
+    # in the browser test, which has no network.
+    "sphinx-mathjax-offline",
     "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",

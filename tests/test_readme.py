@@ -37,3 +37,27 @@ def test_source_tree_shadowing_gives_a_clear_error():
                          capture_output=True, text=True)
     assert res.returncode != 0
     assert "compiled Cython modules are missing" in res.stderr
+
+
+def test_readme_images_exist():
+    """The README's picture is a file of the repository (GitHub renders it)."""
+    readme = (ROOT / "README.rst").read_text()
+    images = re.findall(r"^\.\. image:: (\S+)", readme, flags=re.MULTILINE)
+    if not (ROOT / ".ci" / "run").is_file():
+        pytest.skip("not a source checkout")
+    assert images
+    for image in images:
+        path = ROOT / image
+        assert path.is_file() and path.stat().st_size > 10_000, image
+
+
+@pytest.mark.parametrize("name", ["README.rst", "doc/README.rst"])
+def test_readme_is_valid_restructuredtext(name):
+    """GitHub renders these files; a malformed table or block shows as raw text."""
+    docutils_core = pytest.importorskip("docutils.core")
+    path = ROOT / name
+    if not path.is_file():
+        pytest.skip("not a source checkout")
+    docutils_core.publish_doctree(
+        path.read_text(),
+        settings_overrides={"report_level": 2, "halt_level": 2, "warning_stream": False})
