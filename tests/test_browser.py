@@ -128,10 +128,10 @@ def docs_url(serve, tmp_path_factory):
     return serve(html)
 
 
-def _open(browser, url, errors=None):
+def _open(browser, url):
     """Open ``url``; collect JavaScript errors and failed requests."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems = [] if errors is None else errors
+    problems = []
     page.on("pageerror", lambda exc: problems.append(f"JavaScript error: {exc}"))
     page.on("requestfailed", lambda req: problems.append(
         f"request failed: {req.url} ({req.failure})"))
@@ -209,20 +209,21 @@ def _gallery_pages(docs_url, browser):
     return sorted(set(h.split("#")[0] for h in hrefs))
 
 
-def _figures(page):
-    return page.eval_on_selector_all(
+def _assert_example_rendered(page, url):
+    """Every figure of a gallery page loaded, and its printed output is there."""
+    figures = page.eval_on_selector_all(
         "img.sphx-glr-single-img, img.sphx-glr-multi-img",
         "els => els.map(e => [e.currentSrc, e.complete, e.naturalWidth, e.naturalHeight])")
+    assert figures, f"{url}: no figure"
+    for src, complete, width, height in figures:
+        assert complete and width > 100 and height > 100, (url, src, width, height)
+    output = page.locator(".sphx-glr-script-out pre")
+    assert output.count() >= 1 and output.first.inner_text().strip(), f"{url}: no printed output"
 
 
 def test_gallery_example_figure_loads(browser, docs_url, screenshots):
     page, problems = _open(browser, docs_url + GALLERY_EXAMPLE)
-    figures = _figures(page)
-    assert figures, "no figure on the page"
-    for src, complete, width, height in figures:
-        assert complete and width > 100 and height > 100, (src, width, height)
-    output = page.locator(".sphx-glr-script-out pre")
-    assert output.count() >= 1 and len(output.first.inner_text().strip()) > 0
+    _assert_example_rendered(page, GALLERY_EXAMPLE)
     _shot(page, screenshots, "gallery_pendigits_path")
     assert problems == []
 
@@ -233,12 +234,7 @@ def test_every_gallery_example_has_its_figure_and_output(browser, docs_url):
     assert len(pages) >= 10, pages
     for url in pages:
         page, problems = _open(browser, url)
-        figures = _figures(page)
-        assert figures, f"{url}: no figure"
-        for src, complete, width, height in figures:
-            assert complete and width > 100 and height > 100, (url, src, width, height)
-        outputs = [t.strip() for t in page.locator(".sphx-glr-script-out pre").all_inner_texts()]
-        assert any(outputs), f"{url}: no printed output"
+        _assert_example_rendered(page, url)
         assert problems == [], (url, problems)
         page.close()
 
