@@ -167,10 +167,9 @@ for t in (50, 100, 150, 200, 230, 250, 300):
     if t <= n_rounds:
         print(f"  {t:>3} pieces ({n_distinct[t - 1]:>3} anchor points): test error "
               f"{100 * test_errors[t - 1]:.2f}%")
-budget = min(250, n_rounds)
-at_pieces = budget  # at most 250 pieces
-at_anchors = int(np.searchsorted(n_distinct, budget, side="right"))  # at most 250 anchor points
-for what, t in (("pieces", at_pieces), ("distinct anchor points", at_anchors)):
+budget = min(250, n_rounds)  # at most 250 pieces, or 250 distinct anchor points
+at_anchors = int(np.searchsorted(n_distinct, budget, side="right"))  # rounds within the latter
+for what, t in (("pieces", budget), ("distinct anchor points", at_anchors)):
     print(f"at most {budget} {what} ({t} rounds): test error {100 * test_errors[t - 1]:.2f}%, "
           f"{100 * (test_errors[t - 1] - svc_error):+.2f} points from the SVC")
 
@@ -178,7 +177,7 @@ for what, t in (("pieces", at_pieces), ("distinct anchor points", at_anchors)):
 # Test error per round (Fig. 7)
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 ax.plot(rounds, 100 * test_errors, label=f"ShareBoost, anchors (alpha={best_alpha:g})")
-if at_anchors > at_pieces:
+if at_anchors > budget:
     ax.axvline(at_anchors, color="C1", lw=0.8,
                label=f"{n_distinct[at_anchors - 1]} distinct anchor points ({at_anchors} rounds)")
 ax.axhline(100 * svc_error, color="k", ls="--",
