@@ -72,6 +72,18 @@ def test_stack_matches_brute_force(dtype, n_X, n_Y):
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.parametrize("with_Y", [False, True])
+def test_stack_does_not_depend_on_an_offset_of_the_data(with_Y):
+    # ||x||^2 - 2 x.y + ||y||^2 loses all precision far from the origin
+    # unless the data are centred first
+    X, Y = _data(0, 13), (_data(1, 5) if with_Y else None)
+    near = gaussian_kernel_stack(X, Y, bandwidths=TAUS)
+    for offset in (1e6, 1e8):
+        far = gaussian_kernel_stack(X + offset, None if Y is None else Y + offset,
+                                    bandwidths=TAUS)
+        np.testing.assert_allclose(far, near, rtol=1e-6, atol=1e-9)
+
+
 def test_default_grid_matches_brute_force():
     X, Y = _data(2, 9), _data(3, 4)
     got = gaussian_kernel_stack(X, Y)

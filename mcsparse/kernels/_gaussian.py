@@ -152,8 +152,10 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
 
     the base kernels of the paper's experiments (Section 6) with ``tau_m =
     bandwidths[m]``. The squared distances are computed once, by
-    :func:`sklearn.metrics.pairwise.euclidean_distances` on float64 data,
-    clipped at 0, and every kernel is written from them into one
+    :func:`sklearn.metrics.pairwise.euclidean_distances` on float64 data
+    (dense data centred first by the mean of ``X``, so that data far from
+    the origin keep their precision), clipped at 0, and every kernel is
+    written from them into one
     preallocated output. Rows of ``X`` go in chunks sized so that the
     temporaries (a chunk of distances and its scaled copy) take about
     ``working_memory`` MiB besides the output itself.
@@ -233,6 +235,14 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
                 f"Y has {Y.shape[1]} features, but X has {X.shape[1]} features")
     bandwidths = _check_bandwidths(bandwidths)
     working_memory = _check_working_memory(working_memory)
+    if not sp.issparse(X) and (symmetric or not sp.issparse(Y)):
+        # ||x||^2 - 2 x.y + ||y||^2 loses all precision far from the origin:
+        # distances do not change when both sides are centred
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: checked below
+            centre = X.mean(axis=0)
+            X = X - centre
+            if not symmetric:
+                Y = Y - centre
 
     n_X = X.shape[0]
     X_sq = _squared_norms(X, "X")
