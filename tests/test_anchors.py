@@ -127,6 +127,53 @@ def test_duplicate_samples():
     assert np.all(family.ball_sizes_ % 3 == 0)
 
 
+def test_empty_balls_stay_empty_when_the_anchor_sits_on_samples():
+    # an anchor on duplicated rows: the nearest distances are 0 and tie, so
+    # the smallest balls are emptied; no sample may fall in them later
+    radii, cuts = _radii_and_cuts(np.array([0.0, 0.0, 0.0, 1.0]), np.array([1, 2, 3]), 4)
+    np.testing.assert_array_equal(cuts, [0, 0, 3])
+    np.testing.assert_array_equal(radii, [-np.inf, -np.inf, 0.5])
+    for X in (np.ones((20, 3)), np.repeat(_digits(4)[0], 4, axis=0)):
+        family = _family(X, n_anchors=1 if X.std() == 0 else 4, n_radii=2,
+                         quantile_range=(0.1, 0.5))
+        ids = np.arange(family.n_candidates_)
+        np.testing.assert_array_equal(family.training_columns(ids),
+                                      family.transform_candidates(X, ids))
+        assert family.ball_sizes_.min() == 0
+
+
+def test_balls_do_not_depend_on_an_offset_of_the_data():
+    # distances from ||x||^2 - 2 x.v + ||v||^2 lose all precision far from
+    # the origin unless the data are centred first
+    X, _ = _digits()
+    near = _family(X)
+    for offset in (1e6, 1e8):
+        far = _family(X + offset)
+        np.testing.assert_array_equal(far.ball_sizes_, near.ball_sizes_)
+        np.testing.assert_allclose(far.radii_, near.radii_, rtol=1e-6)
+        np.testing.assert_allclose(far.anchors_ - offset, near.anchors_, atol=1e-6)
+        ids = np.arange(far.n_candidates_)
+        np.testing.assert_array_equal(far.training_columns(ids),
+                                      far.transform_candidates(X + offset, ids))
+
+
+def test_quantile_range_as_any_pair_of_reals():
+    from fractions import Fraction
+
+    X, _ = _digits()
+    expected = _family(X).ball_sizes_
+    for q in (np.array([0.02, 0.6]), [0.02, 0.6], (Fraction(1, 50), Fraction(3, 5))):
+        np.testing.assert_array_equal(_family(X, quantile_range=q).ball_sizes_, expected)
+
+
+def test_refit_forgets_support():
+    X, _ = _digits()
+    family = _family(X).end_scan([0])
+    assert family.support_.shape == (16,)
+    family.fit(X[:, :5])
+    assert not hasattr(family, "support_")
+
+
 @pytest.mark.parametrize("params, error, match", [
     (dict(quantile_range=(0.0, 0.5)), ValueError, "quantile_range"),
     (dict(quantile_range=(0.5, 0.1)), ValueError, "quantile_range"),
@@ -163,3 +210,55 @@ def test_bad_data():
         family.best_candidate(np.full((400, 3), np.nan), np.array([], dtype=np.intp))
     with pytest.raises(ValueError, match="already"):
         family.best_candidate(np.ones((400, 3)), np.arange(32))
+
+
+@pytest.mark.parametrize("family", ["anchors", "raw", "raw32", "groups"])
+@pytest.mark.parametrize("residual, error, match", [
+    (np.full((400, 3), np.inf), ValueError, "NaN or infinity"),
+    (np.ones(400), ValueError, r"shape \(n_samples, n_classes\)"),
+    (np.ones((399, 3)), ValueError, "n_samples=400"),
+    (np.ones((400, 3), dtype=complex), TypeError, "real numbers"),
+    (np.ones((400, 3), dtype=bool), TypeError, "real numbers"),
+    (np.full((400, 3), "a"), TypeError, "real numbers"),
+    (None, TypeError, "real numbers"),
+])
+def test_best_candidate_checks_the_residual(family, residual, error, match):
+    X, _ = _digits()
+    fitted = {"anchors": lambda: _family(X),
+              "raw": lambda: RawFeatures().fit(X),
+              "raw32": lambda: RawFeatures().fit(X.astype(np.float32)),
+              "groups": lambda: RawFeatures(groups=np.arange(16) // 4).fit(X)}[family]()
+    with pytest.raises(error, match=match):
+        fitted.best_candidate(residual, np.array([], dtype=np.intp))
+
+
+def test_best_candidate_refuses_a_sparse_residual_and_overflow():
+    import scipy.sparse as sp
+
+    X, _ = _digits()
+    for fitted in (_family(X), RawFeatures().fit(X)):
+        with pytest.raises(TypeError, match="sparse"):
+            fitted.best_candidate(sp.csr_matrix(np.ones((400, 3))), [])
+        with pytest.raises(ValueError, match="overflow: rescale X or residual"):
+            fitted.best_candidate(np.full((400, 3), 1e307), [])
+    # a list is an array-like residual: the same answer as the array
+    raw = RawFeatures().fit(X.astype(np.float32))
+    R = np.random.RandomState(0).randn(400, 3)
+    assert raw.best_candidate(R.tolist(), []) == raw.best_candidate(R, [])
+
+
+@pytest.mark.parametrize("change", ["random_anchors", "other_anchors"])
+def test_warm_start_refuses_other_candidates(change):
+    X, y = _digits()
+    first = dict(random_anchors=None, other_anchors=0)[change]
+    clf = ShareBoostClassifier(
+        n_features_to_select=2, warm_start=True, alpha=1e-3,
+        features=AnchorPoints(n_anchors=20, n_radii=3, random_state=first)).fit(X, y)
+    before = clf.decision_function(X)
+    if change == "other_anchors":
+        clf.set_params(features=AnchorPoints(n_anchors=20, n_radii=3, random_state=1))
+    with pytest.raises(ValueError, match="random_state"):
+        clf.set_params(n_features_to_select=3).fit(X, y)
+    # the refused fit leaves the fitted model as it was
+    assert clf.n_iter_ == 2
+    np.testing.assert_array_equal(clf.decision_function(X), before)

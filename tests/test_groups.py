@@ -124,6 +124,18 @@ def test_groups_warm_start_equals_one_fit():
     np.testing.assert_allclose(warm.coef_, one.coef_, rtol=1e-5, atol=1e-6)
 
 
+def test_groups_warm_start_refuses_other_groups():
+    X, y = _pendigits()
+    clf = ShareBoostClassifier(n_features_to_select=2, warm_start=True, alpha=1e-3,
+                               features=RawFeatures(groups=np.arange(16) // 4)).fit(X, y)
+    # the same widths in another order, then other widths
+    for groups in (np.arange(16)[::-1] // 4, np.arange(16) // 2):
+        clf.set_params(n_features_to_select=3, features=RawFeatures(groups=groups))
+        with pytest.raises(ValueError, match="other columns"):
+            clf.fit(X, y)
+        assert clf.n_iter_ == 2
+
+
 @pytest.mark.parametrize("selection", ["best_column", "line_search", "full"])
 def test_groups_need_gradient_rule(selection):
     X, y = _pendigits()
@@ -140,6 +152,9 @@ def test_groups_need_gradient_rule(selection):
     (np.arange(15), ValueError, r"shape \(n_features,\)"),
     (np.zeros((16, 1)), ValueError, r"shape \(n_features,\)"),
     (np.r_[np.nan, np.arange(15.0)], ValueError, "NaN"),
+    (np.array([np.nan] + list(range(15)), dtype=object), ValueError, "NaN"),
+    ([None] + list(range(15)), TypeError, "one kind"),
+    ([1, "1"] + list(range(14)), TypeError, "one kind"),
 ])
 def test_bad_groups(groups, error, match):
     X, y = _pendigits()

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ._anchors_fast import anchor_scores_chunk
-from ._base import CandidateFeatures, _best_remaining
+from ._base import CandidateFeatures, _best_remaining, _check_finite_scores
 
 
 def _as_real_matrix(values, name, shape):
@@ -97,13 +97,6 @@ def _check_anchor_inputs(X1, residual, order, cuts):
     order = np.ascontiguousarray(order, dtype=np.int32)
     cuts = np.ascontiguousarray(cuts, dtype=np.intp)
     return X1, residual, order, cuts
-
-
-def _check_finite_scores(scores):
-    if not np.isfinite(scores).all():
-        raise ValueError(
-            "group scores overflow float64: rescale X1 or residual")
-    return scores
 
 
 def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
@@ -186,7 +179,8 @@ def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
     array([[0., 6., 4., 8.]])
     """
     X1, residual, order, cuts = _check_anchor_inputs(X1, residual, order, cuts)
-    return _anchor_group_scores(X1, residual, order, cuts, _check_n_jobs(n_jobs))
+    scores = _anchor_group_scores(X1, residual, order, cuts, _check_n_jobs(n_jobs))
+    return _check_finite_scores(scores, "X1 or residual")
 
 
 def _anchor_group_scores(X1, residual, order, cuts, n_jobs):
@@ -211,7 +205,7 @@ def _anchor_group_scores(X1, residual, order, cuts, n_jobs):
         with threadpool_limits(limits=1, user_api="blas"):
             Parallel(n_jobs=min(n_jobs, len(chunks)), prefer="threads")(
                 delayed(run)(lo, hi) for lo, hi in chunks)
-    return _check_finite_scores(scores)
+    return scores
 
 
 def anchor_group_scores_numpy(X1, residual, order, cuts):
@@ -271,7 +265,7 @@ def anchor_group_scores_numpy(X1, residual, order, cuts):
                                else np.zeros((n_classes, n_cols))
                                for s, e in zip(starts, cuts[a])])
             scores[a] = np.abs(np.cumsum(blocks, axis=0)).sum(axis=(1, 2))
-    return _check_finite_scores(scores)
+    return _check_finite_scores(scores, "X1 or residual")
 
 
 def _ball_sizes(n_samples, n_radii, quantile_range):
@@ -299,8 +293,9 @@ def _radii_and_cuts(sorted_dist, counts, n_samples):
         if sorted_dist[c] == sorted_dist[c - 1]:
             c = int(np.searchsorted(sorted_dist, sorted_dist[c - 1], side="left"))
         cuts[b] = c
-        radii[b] = (0.5 * (sorted_dist[c - 1] + sorted_dist[c]) if c > 0
-                    else 0.5 * sorted_dist[0])
+        # an empty ball gets -inf: a radius below a nearest distance that is
+        # 0, or rounding-level, would not keep every sample out of it later
+        radii[b] = 0.5 * (sorted_dist[c - 1] + sorted_dist[c]) if c > 0 else -np.inf
     return radii, cuts
 
 
@@ -346,10 +341,11 @@ class AnchorPoints(CandidateFeatures):
         Number of anchor points (k-means clusters of the training data).
     n_radii : int, default=35
         Radii per anchor; ``n_candidates = n_anchors * n_radii``.
-    quantile_range : tuple of two floats, default=(0.002, 0.5)
+    quantile_range : pair of floats, default=(0.002, 0.5)
         ``(low, high)`` with ``0 < low <= high <= 1``: the smallest ball of
         an anchor holds a fraction ``low`` of the training samples, the
-        largest a fraction ``high``, geometric steps in between.
+        largest a fraction ``high``, geometric steps in between (with
+        ``n_radii=1``, the one ball holds the fraction ``low``).
     n_jobs : int, default=None
         Threads for the group scores (joblib convention; None is 1).
     random_state : int, RandomState instance or None, default=None
@@ -361,7 +357,7 @@ class AnchorPoints(CandidateFeatures):
         The anchor points.
     radii_ : ndarray of shape (n_anchors, n_radii)
         ``radii_[a, b]``: radius of candidate ``a * n_radii + b``,
-        increasing in ``b``.
+        non-decreasing in ``b``; ``-inf`` for an empty ball (see Notes).
     ball_sizes_ : ndarray of shape (n_anchors, n_radii), dtype intp
         Training samples inside each ball.
     n_candidates_ : int
@@ -382,8 +378,14 @@ class AnchorPoints(CandidateFeatures):
     Radii are placed midway between consecutive distinct training
     distances, so ``1[||x - v|| <= r]`` selects exactly the intended
     training samples; a ball whose target size would split samples at
-    equal distance is made smaller. The largest ball, with ``high = 1``,
+    equal distance is made smaller. A ball made empty that way (the anchor
+    lies on duplicated training rows) has radius ``-inf``, so that no
+    sample, in training or later, is inside it. The largest ball, with ``high = 1``,
     has the largest training distance as its radius.
+
+    Distances (and k-means) are computed on data centred by the training
+    mean, so that data far from the origin keep their precision; the
+    anchors are reported in the original coordinates.
 
     References
     ----------
@@ -423,6 +425,8 @@ class AnchorPoints(CandidateFeatures):
                 raise TypeError(f"{name} must be an int, got a bool")
             check_scalar(getattr(self, name), name, numbers.Integral, min_val=1)
         q = self.quantile_range
+        if isinstance(q, np.ndarray) and q.ndim == 1:
+            q = q.tolist()
         if (not isinstance(q, (tuple, list)) or len(q) != 2
                 or not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
                            for v in q)
@@ -431,7 +435,7 @@ class AnchorPoints(CandidateFeatures):
                 "quantile_range must be a pair (low, high) with 0 < low <= high "
                 f"<= 1, got {q!r}"
             )
-        return _check_n_jobs(self.n_jobs)
+        return _check_n_jobs(self.n_jobs), (float(q[0]), float(q[1]))
 
     def fit(self, X, y=None):
         """Find the anchors, sort each anchor's samples by distance, set the radii.
@@ -454,7 +458,8 @@ class AnchorPoints(CandidateFeatures):
             If a parameter is out of range, ``X`` has NaN or infinity, or
             fewer samples than ``n_anchors``.
         """
-        self._n_threads = self._check_params()
+        self._n_threads, quantile_range = self._check_params()
+        self.__dict__.pop("support_", None)
         X = _dense(validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64))
         n_samples, n_features = X.shape
         if n_samples < self.n_anchors:
@@ -462,18 +467,22 @@ class AnchorPoints(CandidateFeatures):
                 f"n_anchors={self.n_anchors} k-means clusters need at least as "
                 f"many samples, got n_samples={n_samples}"
             )
+        # centred coordinates: ||x||^2 - 2 x.v + ||v||^2 keeps its precision
+        self._mean = X.mean(axis=0)
+        Xc = X - self._mean
         kmeans = MiniBatchKMeans(n_clusters=self.n_anchors, n_init=3, batch_size=4096,
-                                 random_state=self.random_state).fit(X)
-        self.anchors_ = kmeans.cluster_centers_
-        counts = _ball_sizes(n_samples, self.n_radii, self.quantile_range)
+                                 random_state=self.random_state).fit(Xc)
+        anchors = kmeans.cluster_centers_
+        self.anchors_ = anchors + self._mean
+        counts = _ball_sizes(n_samples, self.n_radii, quantile_range)
         n_kept = min(n_samples, int(counts[-1]) + 1)
         order = np.empty((self.n_anchors, n_kept), dtype=np.int32)
         self.radii_ = np.empty((self.n_anchors, self.n_radii))
         self.ball_sizes_ = np.empty((self.n_anchors, self.n_radii), dtype=np.intp)
-        sq_norms = np.einsum("ij,ij->i", X, X)
+        sq_norms = np.einsum("ij,ij->i", Xc, Xc)
         for lo in range(0, self.n_anchors, 128):
             hi = min(lo + 128, self.n_anchors)
-            dist = euclidean_distances(self.anchors_[lo:hi], X, Y_norm_squared=sq_norms)
+            dist = euclidean_distances(anchors[lo:hi], Xc, Y_norm_squared=sq_norms)
             if n_kept < n_samples:
                 near = np.argpartition(dist, n_kept - 1, axis=1)[:, :n_kept]
             else:
@@ -511,22 +520,17 @@ class AnchorPoints(CandidateFeatures):
         Raises
         ------
         ValueError
-            If every candidate is excluded, or ``residual`` has the wrong
-            shape or non-finite values.
+            If every candidate is excluded, ``residual`` has the wrong shape
+            or non-finite values, or a score overflows.
+        TypeError
+            If ``residual`` is sparse or does not hold real numbers.
         """
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
-        residual = np.ascontiguousarray(residual, dtype=np.float64)
-        if residual.ndim != 2 or residual.shape[0] != self._X_fit.shape[0]:
-            raise ValueError(
-                f"residual must have shape (n_samples, n_classes) with n_samples="
-                f"{self._X_fit.shape[0]}, got {residual.shape}"
-            )
-        if not np.isfinite(residual).all():
-            raise ValueError("residual contains NaN or infinity")
+        residual = self._check_residual(residual, self._X_fit.shape[0])
         scores = _anchor_group_scores(self._X_fit, residual, self._order,
                                       self.ball_sizes_, self._n_threads)
-        return _best_remaining(_check_finite_scores(scores).ravel(), excluded)
+        return _best_remaining(_check_finite_scores(scores, "X or residual").ravel(), excluded)
 
     def training_columns(self, ids):
         """The groups ``ids`` on the training data, side by side.
@@ -594,7 +598,8 @@ class AnchorPoints(CandidateFeatures):
         width = X1.shape[1]
         anchor, radius = np.divmod(ids, self.n_radii)
         used, where = np.unique(anchor, return_inverse=True)
-        dist = euclidean_distances(X, self.anchors_[used]) if used.size else None
+        dist = (euclidean_distances(X - self._mean, self.anchors_[used] - self._mean)
+                if used.size else None)
         out = np.zeros((X.shape[0], ids.size * width))
         for c in range(ids.size):
             inside = dist[:, where[c]] <= self.radii_[anchor[c], radius[c]]

@@ -1,5 +1,7 @@
 """The candidate-feature protocol of ShareBoost, and its raw-column family."""
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -204,6 +206,29 @@ class CandidateFeatures(BaseEstimator):
         return ids
 
     @staticmethod
+    def _check_residual(residual, n_samples):
+        """``residual`` as a C-ordered float64 ``(n_samples, n_classes)`` array.
+
+        Refuses sparse, complex, bool and non-numeric input, a wrong shape,
+        and NaN or infinity, instead of converting or scoring them.
+        """
+        if sp.issparse(residual):
+            raise TypeError("residual must be a dense array, got a sparse matrix")
+        residual = np.asarray(residual)
+        if residual.dtype == bool or not (np.issubdtype(residual.dtype, np.floating)
+                                          or np.issubdtype(residual.dtype, np.integer)):
+            raise TypeError(f"residual must hold real numbers, got dtype {residual.dtype}")
+        if residual.ndim != 2 or residual.shape[0] != n_samples:
+            raise ValueError(
+                f"residual must have shape (n_samples, n_classes) with n_samples="
+                f"{n_samples} (the training samples), got {residual.shape}"
+            )
+        residual = np.ascontiguousarray(residual, dtype=np.float64)
+        if not np.isfinite(residual).all():
+            raise ValueError("residual contains NaN or infinity")
+        return residual
+
+    @staticmethod
     def _check_excluded(excluded, n_candidates):
         """``excluded`` as a sorted, repeat-free intp array of valid ids.
 
@@ -232,6 +257,13 @@ def _integer_ids(ids, name):
     return ids.astype(np.intp).ravel()
 
 
+def _check_finite_scores(scores, hint):
+    """``scores``, or ValueError if a score overflowed (``hint``: what to rescale)."""
+    if not np.isfinite(scores).all():
+        raise ValueError(f"candidate scores overflow: rescale {hint}")
+    return scores
+
+
 def _best_remaining(scores, excluded):
     """``(id, score)`` of the largest of ``scores`` outside ``excluded``.
 
@@ -244,6 +276,31 @@ def _best_remaining(scores, excluded):
     if scores[j] == -np.inf:
         raise ValueError("every candidate has been selected already")
     return j, float(scores[j])
+
+
+def _check_group_labels(groups, labels):
+    """``labels`` (``np.asarray(groups)``) if its labels are all numbers or all strings.
+
+    Refuses NaN, and labels of mixed kinds, which NumPy would either fail
+    to sort or silently turn into strings (merging ``1`` and ``"1"``).
+    """
+    if labels.dtype.kind in "OUS":
+        values = np.asarray(groups, dtype=object).ravel().tolist()
+        numeric = [isinstance(v, numbers.Real) for v in values]
+        if all(isinstance(v, str) for v in values):
+            labels = np.asarray(values, dtype=str)
+        elif all(numeric):
+            labels = np.asarray(values, dtype=np.float64 if any(
+                not isinstance(v, numbers.Integral) for v in values) else np.int64)
+        else:
+            kinds = sorted({type(v).__name__ for v in values})
+            raise TypeError(
+                "groups must hold labels of one kind, all numbers or all strings, "
+                f"got {', '.join(kinds)}"
+            )
+    if labels.dtype.kind == "f" and np.isnan(labels).any():
+        raise ValueError("groups contains NaN")
+    return labels
 
 
 def _dense_columns(X, ids):
@@ -328,6 +385,8 @@ class RawFeatures(CandidateFeatures):
         ------
         ValueError
             If ``groups`` is not 1-D of length ``n_features`` or holds NaN.
+        TypeError
+            If ``groups`` mixes numbers and strings (or other objects).
         """
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32))
@@ -344,8 +403,7 @@ class RawFeatures(CandidateFeatures):
                 f"groups must have shape (n_features,) = ({X.shape[1]},), "
                 f"got {labels.shape}"
             )
-        if labels.dtype.kind == "f" and np.isnan(labels).any():
-            raise ValueError("groups contains NaN")
+        labels = _check_group_labels(self.groups, labels)
         self.group_labels_, self._group_of = np.unique(labels, return_inverse=True)
         self._group_of = self._group_of.astype(np.intp).ravel()
         self.candidate_widths_ = np.bincount(
@@ -401,21 +459,25 @@ class RawFeatures(CandidateFeatures):
         Raises
         ------
         ValueError
-            If every candidate is excluded.
+            If every candidate is excluded, ``residual`` has the wrong shape
+            or non-finite values, or a score overflows.
+        TypeError
+            If ``residual`` is sparse or does not hold real numbers.
         """
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
         X = self._X_fit
-        R = residual
+        R = residual = self._check_residual(residual, X.shape[0])
         if X.dtype == np.float32:
             R = residual.astype(np.float32)
             R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
-        scores = np.abs(X.T @ R).sum(axis=1, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below
+            scores = np.abs(X.T @ R).sum(axis=1, dtype=np.float64)
         scores = np.asarray(scores).ravel()
         if self._group_of is not None:
             scores = np.bincount(self._group_of, weights=scores,
                                  minlength=self.n_candidates_)
-        return _best_remaining(scores, excluded)
+        return _best_remaining(_check_finite_scores(scores, "X or residual"), excluded)
 
     def training_columns(self, ids):
         """Return the columns of candidates ``ids`` on the training data, float64.
