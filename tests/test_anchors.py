@@ -182,6 +182,7 @@ def test_refit_forgets_support():
     (dict(n_anchors=0), ValueError, "n_anchors"),
     (dict(n_anchors=2.5), TypeError, "n_anchors"),
     (dict(n_radii=0), ValueError, "n_radii"),
+    (dict(n_radii=10**30), ValueError, "n_anchors \\* n_radii"),
     (dict(n_anchors=500), ValueError, "at least as many samples"),
     (dict(n_jobs=0), ValueError, "n_jobs"),
 ])

@@ -424,6 +424,11 @@ class AnchorPoints(CandidateFeatures):
             if isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be an int, got a bool")
             check_scalar(getattr(self, name), name, numbers.Integral, min_val=1)
+        if self.n_anchors * self.n_radii > np.iinfo(np.int32).max:
+            raise ValueError(
+                f"n_anchors * n_radii = {self.n_anchors * self.n_radii} candidates are "
+                f"too many (at most {np.iinfo(np.int32).max}): lower n_anchors or n_radii"
+            )
         q = self.quantile_range
         if isinstance(q, np.ndarray) and q.ndim == 1:
             q = q.tolist()
