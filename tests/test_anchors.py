@@ -248,6 +248,16 @@ def test_best_candidate_refuses_a_sparse_residual_and_overflow():
     assert raw.best_candidate(R.tolist(), []) == raw.best_candidate(R, [])
 
 
+def test_warm_start_with_fixed_anchors_equals_one_fit():
+    X, y = _digits()
+    kw = dict(alpha=1e-3, features=AnchorPoints(n_anchors=20, n_radii=3, random_state=0))
+    one = ShareBoostClassifier(n_features_to_select=4, **kw).fit(X, y)
+    warm = ShareBoostClassifier(n_features_to_select=2, warm_start=True, **kw).fit(X, y)
+    warm.set_params(n_features_to_select=4).fit(X, y)
+    np.testing.assert_array_equal(warm.selected_features_, one.selected_features_)
+    np.testing.assert_allclose(warm.train_loss_, one.train_loss_, rtol=1e-6)
+
+
 @pytest.mark.parametrize("change", ["random_anchors", "other_anchors"])
 def test_warm_start_refuses_other_candidates(change):
     X, y = _digits()

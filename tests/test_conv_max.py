@@ -210,6 +210,20 @@ def test_family_transform_candidates_computes_the_same_columns():
     assert family.support_.all()
 
 
+def test_shareboost_with_templates_warm_start_equals_one_fit():
+    # the warm fit refits the family and checks that its selected columns
+    # (float32 responses) come back: they must, with a fixed random_state
+    X, y = _images()
+    one = ShareBoostClassifier(features=_family(), n_features_to_select=5,
+                               alpha=1e-3).fit(X, y)
+    warm = ShareBoostClassifier(features=_family(), n_features_to_select=2, alpha=1e-3,
+                                warm_start=True).fit(X, y)
+    warm.set_params(n_features_to_select=5).fit(X, y)
+    np.testing.assert_array_equal(warm.selected_features_, one.selected_features_)
+    np.testing.assert_allclose(warm.decision_function(X), one.decision_function(X),
+                               rtol=1e-4, atol=1e-5)
+
+
 def test_shareboost_with_templates_matches_raw_features_on_the_matrix():
     X, y = _images()
     clf = ShareBoostClassifier(features=_family(), n_features_to_select=6,
