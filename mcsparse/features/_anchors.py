@@ -19,22 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ._anchors_fast import anchor_scores_chunk
-from ._base import CandidateFeatures, _best_remaining, _check_finite_scores
-
-
-def _as_real_matrix(values, name, shape):
-    """``values`` as a C-ordered float64 2-D array of finite reals."""
-    values = np.asarray(values)
-    if values.dtype == bool or not (
-        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
-    if values.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array {shape}, got shape {values.shape}")
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    if not np.isfinite(values).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    return values
+from ._base import (CandidateFeatures, _as_real_matrix, _best_remaining,
+                    _check_finite_scores)
 
 
 def _as_index_matrix(values, name, shape):
@@ -43,7 +29,7 @@ def _as_index_matrix(values, name, shape):
     if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
         raise TypeError(f"{name} must hold integers, got dtype {values.dtype}")
     if values.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array {shape}, got shape {values.shape}")
+        raise ValueError(f"{name} must be a 2-D array of shape {shape}, got shape {values.shape}")
     return values
 
 

@@ -214,18 +214,12 @@ class CandidateFeatures(BaseEstimator):
         """
         if sp.issparse(residual):
             raise TypeError("residual must be a dense array, got a sparse matrix")
-        residual = np.asarray(residual)
-        if residual.dtype == bool or not (np.issubdtype(residual.dtype, np.floating)
-                                          or np.issubdtype(residual.dtype, np.integer)):
-            raise TypeError(f"residual must hold real numbers, got dtype {residual.dtype}")
-        if residual.ndim != 2 or residual.shape[0] != n_samples:
+        residual = _as_real_matrix(residual, "residual", "(n_samples, n_classes)")
+        if residual.shape[0] != n_samples:
             raise ValueError(
                 f"residual must have shape (n_samples, n_classes) with n_samples="
                 f"{n_samples} (the training samples), got {residual.shape}"
             )
-        residual = np.ascontiguousarray(residual, dtype=np.float64)
-        if not np.isfinite(residual).all():
-            raise ValueError("residual contains NaN or infinity")
         return residual
 
     @staticmethod
@@ -245,6 +239,22 @@ class CandidateFeatures(BaseEstimator):
                 f"[{excluded[0]}, {excluded[-1]}]"
             )
         return excluded
+
+
+def _as_real_matrix(values, name, shape):
+    """``values`` as a C-ordered float64 2-D array of finite reals."""
+    values = np.asarray(values)
+    if values.dtype == bool or not (
+        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+    if values.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape {shape}, got shape {values.shape}")
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return values
 
 
 def _integer_ids(ids, name):
