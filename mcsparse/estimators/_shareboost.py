@@ -19,32 +19,25 @@ from ..utils.validation import check_bool, check_sample_weight
 from ._base import ProbaMixin, ScoresMixin, StagedMixin, check_training_data
 
 
-def _check_same_candidates(fitted, refitted, X, ids):
-    """Raise unless ``refitted`` gives the fitted path's columns on ``X`` again.
+def _same_candidates(fitted, refitted, X, ids):
+    """Whether ``refitted`` gives the fitted path's columns on ``X`` again.
 
     A warm start refits the candidate family on the same data; its selected
     candidates must still be the columns the path's coefficients were fitted
     on. Compared in blocks of about 2**22 values.
     """
+    if refitted.n_candidates_ != fitted.n_candidates_:
+        return False
     ids = np.asarray(ids, dtype=np.intp)
-    same = refitted.n_candidates_ == fitted.n_candidates_
     width = int(np.max(getattr(refitted, "candidate_widths_", 1), initial=1))
     step = max(1, 2**22 // max(1, X.shape[0] * width))
-    for lo in range(0, ids.size if same else 0, step):
+    for lo in range(0, ids.size, step):
         old = fitted.transform_candidates(X, ids[lo:lo + step])
         new = refitted.training_columns(ids[lo:lo + step])
         scale = max(float(np.abs(old).max(initial=0.0)), np.finfo(np.float64).tiny)
         if old.shape != new.shape or not np.allclose(old, new, rtol=1e-4, atol=1e-5 * scale):
-            same = False
-            break
-    if not same:
-        raise ValueError(
-            "warm_start=True continues a fitted path with the same candidate features, "
-            f"but the refitted {type(refitted).__name__} gives other columns for the "
-            "selected candidates: the features parameter changed, or the family draws "
-            "at random (k-means anchors or templates) without a fixed random_state. "
-            "Fix random_state, or set warm_start=False to fit from scratch."
-        )
+            return False
+    return True
 
 
 def _truncate(path, n_rounds):
@@ -544,15 +537,19 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
                 )
             if n_rounds == self.n_iter_:
                 return self  # nothing to add
-        fitted_features = self.features_ if warm else None
-        self.features_ = fit_features(resolve_features(self.features, self.random_state), X)
-        if warm:
-            try:
-                _check_same_candidates(fitted_features, self.features_, X,
-                                       self._path.selected_features)
-            except ValueError:
-                self.features_ = fitted_features  # the fitted model stays usable
-                raise
+        features = fit_features(resolve_features(self.features, self.random_state), X)
+        if warm and not _same_candidates(self.features_, features, X,
+                                         self._path.selected_features):
+            # the fitted model stays as it was
+            raise ValueError(
+                "warm_start=True continues a fitted path with the same candidate "
+                f"features, but the refitted {type(features).__name__} gives other "
+                "columns for the selected candidates: the features parameter changed, "
+                "or the family draws at random (k-means anchors or templates) without "
+                "a fixed random_state. Fix random_state, or set warm_start=False to fit "
+                "from scratch."
+            )
+        self.features_ = features
         n_rounds = self._resolve_n_features_to_select(
             X.shape[1], self.features_.n_candidates_)
 
