@@ -325,7 +325,7 @@ def test_masks_that_vanish_are_refused():
 
 
 def test_templates_shortcut():
-    from mcsparse.features._base import resolve_features
+    from mcsparse.estimators._features import resolve_features
 
     family = resolve_features("templates")
     assert isinstance(family, ConvMaxTemplates)

@@ -11,7 +11,8 @@ from mcsparse.datasets import load_pendigits
 from mcsparse.features import RawFeatures
 from mcsparse.solvers import shareboost_path
 from mcsparse.solvers._design import SelectedColumns
-from mcsparse.solvers._shareboost import _Objective
+from mcsparse.loss import Frobenius
+from mcsparse.solvers._objective import LinearObjective
 
 TIGHT = dict(tol=1e-10, max_iter=10000)
 
@@ -189,23 +190,23 @@ def _store_and_dense(seed=0, n=40):
 
 def test_store_matches_dense_products():
     store, X = _store_and_dense()
-    assert len(store._blocks) == 1  # the 30%-row group is kept row-sparse
+    assert store.n_groups == 1  # the 30%-row group is kept row-sparse
     rng = np.random.default_rng(3)
     for p in (1, 4, 6):
         W = rng.standard_normal((5, p))
         out = np.empty((40, 5))
-        np.testing.assert_allclose(store.scores(W, out), X[:, :p] @ W.T, atol=1e-13)
+        np.testing.assert_allclose(store.matmul(W.T, out), X[:, :p] @ W.T, atol=1e-13)
         R = rng.standard_normal((40, 5))
-        np.testing.assert_allclose(store.gradient(R, p), R.T @ X[:, :p], atol=1e-13)
+        np.testing.assert_allclose(store.rmatmul(R, p).T, R.T @ X[:, :p], atol=1e-13)
 
 
 def test_store_put_replaces_columns_from_start():
     store, X = _store_and_dense()
     new = np.random.default_rng(9).standard_normal((40, 1))
     store.put(new, 1)  # drop the sparse and the dense group, put a column in their place
-    assert store.n_columns == 2 and not store._blocks
+    assert store.n_columns == 2 and not store.n_groups
     W = np.ones((2, 2))
-    np.testing.assert_allclose(store.scores(W, np.empty((40, 2))),
+    np.testing.assert_allclose(store.matmul(W.T, np.empty((40, 2))),
                                np.hstack([X[:, :1], new]) @ W.T)
 
 
@@ -226,26 +227,31 @@ def test_objective_gradient_with_row_sparse_blocks(fit_intercept):
     store, X = _store_and_dense(n=60)
     rng = np.random.default_rng(1)
     y = rng.integers(0, 4, 60).astype(np.intp)
-    obj = _Objective(store, y, None, 4, 0.2, fit_intercept)
-    dense = _Objective(np.asfortranarray(X), y, None, 4, 0.2, fit_intercept)
+    obj = LinearObjective(store, y, n_classes=4, penalty=Frobenius(0.2),
+                          fit_intercept=fit_intercept)
+    dense = LinearObjective(X, y, n_classes=4, penalty=Frobenius(0.2),
+                            fit_intercept=fit_intercept)
     x0 = rng.standard_normal(4 * 6 + (4 if fit_intercept else 0))
-    assert check_grad(lambda p: obj(p, 6)[0], lambda p: obj(p, 6)[1], x0) < 1e-6
-    np.testing.assert_allclose(obj(x0, 6)[0], dense(x0, 6)[0], rtol=1e-13)
-    np.testing.assert_allclose(obj(x0, 6)[1], dense(x0, 6)[1], rtol=1e-12, atol=1e-14)
+    assert check_grad(lambda p: obj.value_grad(p, 6)[0],
+                      lambda p: obj.value_grad(p, 6)[1], x0) < 1e-6
+    np.testing.assert_allclose(obj.value_grad(x0, 6)[0], dense.value_grad(x0, 6)[0],
+                               rtol=1e-13)
+    np.testing.assert_allclose(obj.value_grad(x0, 6)[1], dense.value_grad(x0, 6)[1],
+                               rtol=1e-12, atol=1e-14)
 
 
 def test_store_threads_give_the_same_products():
     rng = np.random.default_rng(4)
     n = 3000
-    stores = [SelectedColumns(n, 2, n_threads=t) for t in (1, 2)]
+    stores = [SelectedColumns(n, 2, n_threads=t, row_block=1000) for t in (1, 2)]
     for g in range(6):
         block = rng.standard_normal((n, 51)) * (rng.random((n, 1)) < 0.4)
         for store in stores:
             store.put(block, store.n_columns)
-    assert stores[1]._shares is not None  # large enough to share
+    assert len(stores[1]._blocks) > 1  # large enough to share
     W = rng.standard_normal((7, stores[0].n_columns))
     R = rng.standard_normal((n, 7))
-    one, two = (s.scores(W, np.empty((n, 7))) for s in stores)
+    one, two = (s.matmul(W.T, np.empty((n, 7))) for s in stores)
     np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(stores[1].gradient(R, W.shape[1]),
-                               stores[0].gradient(R, W.shape[1]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stores[1].rmatmul(R, W.shape[1]),
+                               stores[0].rmatmul(R, W.shape[1]), rtol=1e-12, atol=1e-12)

@@ -12,13 +12,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from mcsparse.datasets import load_pendigits
 from mcsparse import MixedNormClassifier, mixed_norm_classifier_path
 from mcsparse.features import PairwiseProducts
-from mcsparse.solvers._mixed_norm import (
-    _Design,
-    _l1_ball_projection,
-    _Smooth,
-    mixed_norm_path,
-    prox_mixed_norm,
-)
+from mcsparse.loss import MixedNorm
+from mcsparse.loss._penalties import l1_ball_projection
+from mcsparse.solvers._mixed_norm import _design, mixed_norm_path
+from mcsparse.solvers._objective import LinearObjective
 
 PENALTIES = ["l1/l2", "l1/linf"]
 
@@ -211,13 +208,13 @@ def test_prox_and_l1_ball_projection_match_reference():
     V = rng.standard_normal((5, 40)) * rng.uniform(0.1, 3, 40)
     for penalty in PENALTIES:
         for tau in [0.0, 0.3, 1.0, 5.0, 100.0]:
-            np.testing.assert_allclose(prox_mixed_norm(V, tau, penalty),
+            np.testing.assert_allclose(MixedNorm(penalty, tau).prox(V, 1.0),
                                        ref_prox(V, tau, penalty), atol=1e-10)
-    P = _l1_ball_projection(V, 1.0)
+    P = l1_ball_projection(V, 1.0)
     assert np.all(np.abs(P).sum(axis=0) <= 1.0 + 1e-12)
     # ties and zeros
     T = np.array([[1.0, 0.0, 2.0], [1.0, 0.0, -2.0], [1.0, 0.0, 0.0]])
-    np.testing.assert_allclose(_l1_ball_projection(T, 1.5),
+    np.testing.assert_allclose(l1_ball_projection(T, 1.5),
                                [[0.5, 0, 0.75], [0.5, 0, -0.75], [0.5, 0, 0]])
 
 
@@ -284,17 +281,17 @@ def test_smooth_gradient_check_grad(centred, weighted):
     s = np.random.default_rng(1).uniform(0.1, 1, 50) if weighted else None
     mu = X.mean(axis=0) if centred else None
     for Xin in (X, sp.csc_matrix(X)):
-        design = _Design(Xin, mu)
-        smooth = _Smooth(y, s, 3)
+        smooth = LinearObjective(_design(Xin, mu), y, s, n_classes=3)
 
         def fun(theta):
-            S = smooth.scores(design, theta[:15].reshape(3, 5), theta[15:])
-            return smooth.loss_residual(S)[0]
+            S = smooth.scores_at(theta[:15].reshape(3, 5), theta[15:])
+            return smooth.loss_at(S)[0]
 
         def grad(theta):
-            S = smooth.scores(design, theta[:15].reshape(3, 5), theta[15:])
-            _, R = smooth.loss_residual(S)
-            return np.concatenate([smooth.grad_W(design, R).ravel(), smooth.grad_b(R)])
+            S = smooth.scores_at(theta[:15].reshape(3, 5), theta[15:])
+            _, R = smooth.loss_at(S)
+            grad_W, grad_b = smooth.gradient_at(R, 5)
+            return np.concatenate([grad_W.ravel(), grad_b])
 
         theta = np.random.default_rng(2).standard_normal(18)
         assert check_grad(fun, grad, theta) < 1e-6

@@ -17,8 +17,8 @@ from sklearn.model_selection import GridSearchCV
 from mcsparse import ShareBoostClassifier
 from mcsparse.features import DecisionStumps, RawFeatures
 from mcsparse.solvers import shareboost_path
-from mcsparse.solvers._selection import column_penalty, penalty_value_grad
-from mcsparse.solvers._shareboost import _Objective
+from mcsparse.loss import make_penalty
+from mcsparse.solvers._objective import LinearObjective
 
 TIGHT = dict(tol=1e-10, max_iter=10000)
 
@@ -177,20 +177,21 @@ def test_ties_go_to_the_lowest_id():
 def test_linf1_smooth_penalty_value_and_gradient(beta):
     rng = np.random.default_rng(0)
     W = rng.standard_normal((4, 3))
-    value, grad = penalty_value_grad(W, 0.7, "linf1_smooth", beta)
+    penalty = make_penalty("linf1_smooth", 0.7, beta)
+    value, grad = penalty.value_gradient(W)
     if beta < 100:  # the naive formula overflows beyond
         np.testing.assert_allclose(value, _penalty(W, 0.7, "linf1_smooth", beta)[0])
     # close to alpha ||W||_{inf,1}, within alpha log(2k) / beta per column
     exact = 0.7 * np.abs(W).max(axis=0).sum()
     assert exact - 0.7 * 3 * np.log(8) / beta - 1e-12 <= value <= exact + 1e-12
-    f = lambda w: penalty_value_grad(w.reshape(4, 3), 0.7, "linf1_smooth", beta)[0]  # noqa: E731
-    g = lambda w: penalty_value_grad(w.reshape(4, 3), 0.7, "linf1_smooth", beta)[1].ravel()  # noqa: E731
+    f = lambda w: penalty.value_gradient(w.reshape(4, 3))[0]  # noqa: E731
+    g = lambda w: penalty.value_gradient(w.reshape(4, 3))[1].ravel()  # noqa: E731
     assert check_grad(f, g, W.ravel(), epsilon=1e-7 / beta) < 1e-5 * max(1, beta)
     # stable for huge beta * W
-    v, gr = penalty_value_grad(W * 1e6, 0.7, "linf1_smooth", 1e3)
+    v, gr = make_penalty("linf1_smooth", 0.7, 1e3).value_gradient(W * 1e6)
     assert np.isfinite(v) and np.all(np.isfinite(gr))
     # zero at W = 0, with a zero gradient: the gradient rule ignores the penalty
-    v0, g0 = penalty_value_grad(np.zeros((4, 2)), 0.7, "linf1_smooth", beta)
+    v0, g0 = penalty.value_gradient(np.zeros((4, 2)))
     assert v0 == 0 and np.all(g0 == 0)
 
 
@@ -198,31 +199,33 @@ def test_linf1_smooth_penalty_value_and_gradient(beta):
 def test_column_penalty_gradient_and_hessian(penalty):
     rng = np.random.default_rng(1)
     U = rng.standard_normal((5, 3))
-    value, grad, hess = column_penalty(U, 0.3, penalty, 3.0)
+    penalty = make_penalty(penalty, 0.3, 3.0)
+    value, grad, hess = penalty.column_terms(U)
     for c in range(5):
         u = U[c]
-        v_ref, g_ref = penalty_value_grad(u[:, None], 0.3, penalty, 3.0)
+        v_ref, g_ref = penalty.value_gradient(u[:, None])
         np.testing.assert_allclose(value[c], v_ref)
         np.testing.assert_allclose(grad[c], g_ref[:, 0])
         num = np.empty((3, 3))
         for i in range(3):
             e = np.zeros(3)
             e[i] = 1e-6
-            num[:, i] = (column_penalty((u + e)[None], 0.3, penalty, 3.0)[1][0]
-                         - column_penalty((u - e)[None], 0.3, penalty, 3.0)[1][0]) / 2e-6
+            num[:, i] = (penalty.column_terms((u + e)[None])[1][0]
+                         - penalty.column_terms((u - e)[None])[1][0]) / 2e-6
         np.testing.assert_allclose(hess[c], num, atol=1e-7)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_refit_objective_gradient_linf1_smooth(fit_intercept):
     X, y = _problem(n=60, d=5, k=4)
-    obj = _Objective(np.asfortranarray(X), y, None, 4, 0.3, fit_intercept,
-                     penalty="linf1_smooth", beta=5.0)
+    obj = LinearObjective(X, y, n_classes=4, penalty=make_penalty("linf1_smooth", 0.3, 5.0),
+                          fit_intercept=fit_intercept)
     x0 = np.random.default_rng(0).standard_normal(4 * 5 + (4 if fit_intercept else 0))
-    assert check_grad(lambda p: obj(p, 5)[0], lambda p: obj(p, 5)[1], x0) < 1e-6
+    assert check_grad(lambda p: obj.value_grad(p, 5)[0],
+                      lambda p: obj.value_grad(p, 5)[1], x0) < 1e-6
     W, b = obj.unpack(x0, 5)
     expected = _objective(X @ W.T + b, y, W, 0.3, "linf1_smooth", 5.0)[0]
-    np.testing.assert_allclose(obj(x0, 5)[0], expected, rtol=1e-12)
+    np.testing.assert_allclose(obj.value_grad(x0, 5)[0], expected, rtol=1e-12)
 
 
 def test_linf1_smooth_path_and_default_rule_ignore_penalty_in_selection_score():

@@ -13,7 +13,8 @@ import reference
 from mcsparse import ShareBoostClassifier
 from mcsparse.datasets import load_pendigits
 from mcsparse.features import PairwiseProducts
-from mcsparse.solvers._shareboost import _Objective
+from mcsparse.loss import Frobenius
+from mcsparse.solvers._objective import LinearObjective
 
 TIGHT = dict(tol=1e-10, max_iter=10000)
 
@@ -66,13 +67,14 @@ def test_matches_reference_pendigits():
 def test_refit_objective_gradient(fit_intercept, weighted):
     X, y = _noisy_problem(n=60, d=5, k=4)
     w = np.linspace(0.5, 2, 60) if weighted else None
-    obj = _Objective(np.asfortranarray(X), y.astype(np.intp), w, 4, 0.3, fit_intercept)
+    obj = LinearObjective(X, y, w, n_classes=4, penalty=Frobenius(0.3),
+                          fit_intercept=fit_intercept)
     x0 = np.random.default_rng(0).standard_normal(4 * 5 + (4 if fit_intercept else 0))
-    err = check_grad(lambda p: obj(p, 5)[0], lambda p: obj(p, 5)[1], x0)
+    err = check_grad(lambda p: obj.value_grad(p, 5)[0], lambda p: obj.value_grad(p, 5)[1], x0)
     assert err < 1e-6
     W, b = obj.unpack(x0, 5)
     expected = reference.objective(W, b, X, y, np.ones(60) if w is None else w, 0.3)
-    np.testing.assert_allclose(obj(x0, 5)[0], expected, rtol=1e-12)
+    np.testing.assert_allclose(obj.value_grad(x0, 5)[0], expected, rtol=1e-12)
 
 
 def test_fitted_attributes_multiclass():

@@ -5,49 +5,33 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_scalar
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
-from ..solvers._shareboost import _Objective
+from ..solvers._mixed_norm import debias as debias_refit
 from ..utils.validation import check_bool, check_sample_weight
 from ._base import ProbaMixin, ScoresMixin, check_training_data
 
 
-def _debias(X, y, sample_weight, n_classes, W, b, fit_intercept, tol, max_iter):
-    """Refit the non-zero columns of ``W`` without penalty (L-BFGS, warm start).
-
-    Returns ``(W, b, n_iter, converged)``; ``W`` keeps its zero columns. The
-    tolerance is relative to the loss at the warm start, as in ShareBoost's
-    refit. On separable selected columns the unpenalised loss has no
-    minimiser and the refit stops at ``max_iter``.
-    """
-    k = n_classes
-    support = np.flatnonzero(np.any(W != 0, axis=0))
-    t = support.shape[0]
-    X_sel = X[:, support]
-    X_sel = X_sel.toarray() if sp.issparse(X_sel) else X_sel
-    X_sel = np.asfortranarray(X_sel, dtype=np.float64)
-    objective = _Objective(X_sel, y, sample_weight, k, 0.0, fit_intercept)
-    params = np.concatenate([W[:, support].ravel()] + ([b] if fit_intercept else []))
-    if params.size == 0:
-        return W.copy(), b.copy(), 0, True
-    start_loss, _ = objective(params, t)
-    gtol = tol * start_loss
-    with threadpool_limits(limits=1, user_api="blas"):
-        res = minimize(objective, params, args=(t,), method="L-BFGS-B", jac=True,
-                       options={"maxiter": max_iter, "gtol": gtol, "maxcor": 30,
-                                "ftol": 64 * np.finfo(float).eps, "maxls": 50})
-    W_sel, b_new = objective.unpack(res.x, t)
-    W_new = np.zeros_like(W)
-    W_new[:, support] = W_sel
-    b_new = b_new - b_new.mean() if fit_intercept else np.zeros(k)
-    converged = res.status != 1
-    return W_new, b_new, int(res.nit), converged
+def _warn_debias(status, max_iter):
+    if status == "max_iter":
+        warnings.warn(
+            f"The debiasing refit stopped at max_iter={max_iter}: on separable "
+            "selected features the unpenalised loss has no minimiser.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    elif status == "failed":
+        warnings.warn(
+            "The debiasing refit failed in the line search with the gradient above "
+            "its tolerance: the refitted W is not a minimiser (badly scaled "
+            "features); rescale X, e.g. to [-1, 1].",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
 
 class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimator):
@@ -78,7 +62,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         Largest KKT violation, relative to ``alpha``, at which the solver
         stops; also the relative gradient tolerance of the debiasing refit.
     max_iter : int, default=1000
-        FISTA iterations per penalty level of the internal path; L-BFGS
+        FISTA iterations per penalty level of the internal path; BFGS
         iterations of the debiasing refit.
     debias : bool, default=False
         Refit the selected (non-zero) columns without the penalty (the
@@ -101,7 +85,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         Mask of the non-zero columns of ``W`` (the selected features).
     n_iter_ : int
         FISTA iterations at ``alpha`` (after the warm-up levels of the
-        internal path), plus L-BFGS iterations of the refit when ``debias``.
+        internal path), plus BFGS iterations of the refit when ``debias``.
     kkt_violation_ : float
         Largest relative KKT violation of the penalised solution.
     n_features_in_ : int
@@ -257,18 +241,12 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         n_iter = int(path.n_iter.sum())
         kkt = path.kkt_violation[-1]
         if self.debias:
-            W, b, nit, ok = _debias(X, y_idx, sample_weight, k, W, b,
-                                    bool(self.fit_intercept), float(self.tol),
-                                    int(self.max_iter))
+            W, b, nit, status = debias_refit(X, y_idx, W, b, n_classes=k,
+                                             fit_intercept=bool(self.fit_intercept),
+                                             sample_weight=sample_weight,
+                                             tol=float(self.tol), max_iter=int(self.max_iter))
             n_iter += nit
-            if not ok:
-                warnings.warn(
-                    f"The debiasing refit stopped at max_iter={self.max_iter}: on "
-                    "separable selected features the unpenalised loss has no "
-                    "minimiser.",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
+            _warn_debias(status, self.max_iter)
         return self._set_fitted(classes, W, b, n_iter, kkt)
 
     def _scores(self, X):
@@ -327,7 +305,7 @@ def mixed_norm_classifier_path(
     tol : float, default=1e-4
         KKT tolerance relative to ``alpha`` (and the refit's tolerance).
     max_iter : int, default=1000
-        FISTA iterations per ``alpha`` (L-BFGS iterations per refit).
+        FISTA iterations per ``alpha`` (BFGS iterations per refit).
     debias : bool, default=False
         Refit each model's support without the penalty.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -374,8 +352,10 @@ def mixed_norm_classifier_path(
             if hasattr(base, attr):
                 setattr(model, attr, getattr(base, attr))
         if debias:
-            W, b, nit2, _ = _debias(X, y_idx, sample_weight, k, W, b, fit_intercept,
-                                    tol, max_iter)
+            W, b, nit2, _ = debias_refit(X, y_idx, W, b, n_classes=k,
+                                         fit_intercept=fit_intercept,
+                                         sample_weight=sample_weight, tol=tol,
+                                         max_iter=max_iter)
             nit = nit + nit2
         models.append(model._set_fitted(classes, W, b, nit, kkt))
     return models

@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import RawFeatures
+from ..loss import BinaryLogisticLoss
 from ..solvers import shareboost_path
 from ._base import ProbaMixin, ScoresMixin, StagedMixin
 from ._shareboost import _BaseGreedy
@@ -39,7 +40,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
     tol : float, default=1e-4
         Relative tolerance of each refit, as in :class:`ShareBoostClassifier`.
     max_iter : int, default=200
-        L-BFGS iteration cap of each refit.
+        Iteration cap of each refit.
     verbose : int, default=0
         Print one line per round of each binary problem when positive.
     random_state : int, RandomState instance or None, default=None
@@ -87,10 +88,11 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         \frac{1}{\sum_i s_i} \sum_i s_i \log\bigl(1 + e^{-z_i (w_c^\top x_i
         + b_c)}\bigr) + \frac{\alpha}{2} \|w_c\|_2^2,
 
-    over ``w_c`` supported on its selected candidates. It is solved as the
-    two-class soft-max loss without margin (eq. (3) with the margin set to
-    0), whose rows stay opposite, ``w_c = W[1] - W[0]``; the selection score
-    ``||G[:, j]||_1`` is then ``2 |g_j|``, the binary gradient's magnitude.
+    over ``w_c`` supported on its selected candidates: the binary logistic
+    loss of :class:`~mcsparse.loss.BinaryLogisticLoss` (the two-class
+    soft-max without margin, eq. (3) with the margin set to 0, on one score
+    per sample) with the Frobenius penalty ``alpha / 2``. Each round selects
+    the candidate with the largest binary gradient ``|g_j|``.
 
     References
     ----------
@@ -161,8 +163,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
                 f"{type(self.features_).__name__} has grouped candidates "
                 "(candidate_widths_), which only ShareBoostClassifier supports"
             )
-        n_rounds = self._resolve_n_features_to_select(
-            X.shape[1], self.features_.n_candidates_)
+        n_rounds = self._resolve_n_features_to_select(X.shape[1], self.features_)
         selected, coefs, intercepts, losses = [], [], [], []
         for c in range(self.classes_.shape[0]):
             if self.verbose:
@@ -173,17 +174,17 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
                 n_classes=2,
                 n_rounds=n_rounds,
                 features=self.features_,
-                alpha=float(self.alpha),
+                alpha=float(self.alpha) / 2,  # (alpha / 2) ||w_c||^2, see Notes
                 fit_intercept=bool(self.fit_intercept),
-                margin=0.0,
+                loss=BinaryLogisticLoss(),
                 sample_weight=sample_weight,
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
                 verbose=int(self.verbose),
             )
             selected.append(path.selected_features)
-            coefs.append([W[1] - W[0] for W in path.coefs])
-            intercepts.append([b[1] - b[0] for b in path.intercepts])
+            coefs.append([W[0] for W in path.coefs])
+            intercepts.append([b[0] for b in path.intercepts])
             losses.append(path.train_loss)
         self.selected_features_ = np.array(selected, dtype=np.intp)
         self.union_features_ = np.unique(self.selected_features_)

@@ -10,13 +10,14 @@ from sklearn.utils import check_random_state, check_scalar
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
-from ..features._base import fit_features, resolve_features
-from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ..features._base import fit_features
+from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
-from ..solvers._design import SelectedColumns
-from ..solvers._selection import PENALTIES, SELECTION_RULES
-from ..utils.validation import check_bool, check_sample_weight
+from ..solvers._monitor import ValidationMonitor
+from ..solvers._selection import SELECTION_RULES
+from ..utils.validation import check_bool, check_int, check_real, check_sample_weight
 from ._base import ProbaMixin, ScoresMixin, StagedMixin, check_training_data
+from ._features import resolve_features
 
 
 def _same_candidates(fitted, refitted, X, ids):
@@ -54,6 +55,37 @@ def _truncate(path, n_rounds):
     )
 
 
+def _validation_split(X, y_idx, fraction, random_state):
+    """Mask of the held-out samples: a stratified split drawn with ``random_state``."""
+    try:
+        _, val_idx = train_test_split(np.arange(X.shape[0]), test_size=fraction,
+                                      stratify=y_idx,
+                                      random_state=check_random_state(random_state))
+    except ValueError as exc:
+        raise ValueError(
+            f"validation_fraction={fraction} cannot split {X.shape[0]} samples of "
+            f"{np.unique(y_idx).size} classes into a stratified training and "
+            f"validation part: {exc}"
+        ) from exc
+    mask = np.zeros(X.shape[0], dtype=bool)
+    mask[val_idx] = True
+    return mask
+
+
+def _split(X, y_idx, sample_weight, mask, n_classes):
+    """``(fit part, held-out part)``, each ``(X, y, sample_weight)``; no split for None."""
+    if mask is None:
+        return (X, y_idx, sample_weight), None
+    parts = [(X[m], y_idx[m], None if sample_weight is None else sample_weight[m])
+             for m in (~mask, mask)]
+    if np.unique(parts[0][1]).shape[0] < n_classes:
+        raise ValueError(
+            "the training part of the validation split lacks some "
+            "classes; use a smaller validation_fraction"
+        )
+    return parts[0], parts[1]
+
+
 class _BaseGreedy(ClassifierMixin, BaseEstimator):
     """Parameter checks and data handling shared by the greedy classifiers."""
 
@@ -62,11 +94,12 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _resolve_n_features_to_select(self, n_features, n_candidates):
+    def _resolve_n_features_to_select(self, n_features, family):
         n = self.n_features_to_select
+        n_candidates = family.n_candidates_
         if n_candidates < 1:
             raise ValueError(
-                f"{type(self.features_).__name__} has no candidate features on "
+                f"{type(family).__name__} has no candidate features on "
                 "this training data (e.g. every feature is constant)"
             )
         if n is None:
@@ -91,15 +124,10 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         )
 
     def _check_params(self):
-        check_scalar(self.alpha, "alpha", numbers.Real, min_val=0.0)
-        if not np.isfinite(self.alpha):
-            raise ValueError(f"alpha must be finite, got {self.alpha}")
+        check_real(self.alpha, "alpha", low=0.0)
         check_bool(self.fit_intercept, "fit_intercept")
-        check_scalar(self.tol, "tol", numbers.Real, min_val=0.0,
-                     include_boundaries="neither")
-        if not np.isfinite(self.tol):
-            raise ValueError(f"tol must be finite, got {self.tol}")
-        check_scalar(self.max_iter, "max_iter", numbers.Integral, min_val=1)
+        check_real(self.tol, "tol", low=0.0, include_low=False)
+        check_int(self.max_iter, "max_iter", low=1)
         check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
         callback = getattr(self, "callback", None)
         if callback is not None and not callable(callback):
@@ -145,9 +173,9 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     columns by forward greedy selection [SWS2011]_: each round adds the
     feature (column) whose gradient column of the training loss has the
     largest l1 norm, then refits ``W`` on all selected columns (the fully
-    corrective step, by L-BFGS warm-started from the previous round). One fit
-    gives the whole path of models with 1, 2, ... features
-    (:meth:`staged_predict`).
+    corrective step, by BFGS warm-started from the previous round with the
+    curvature it has learnt so far). One fit gives the whole path of models
+    with 1, 2, ... features (:meth:`staged_predict`).
 
     Parameters
     ----------
@@ -182,7 +210,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         - "line_search": the lowest objective along the gradient column,
           eq. (7), :math:`\min_{\eta} F(W - \eta G_{:, j} e_j^\top, b)`;
         - "full": the lowest objective after the fully corrective refit on
-          the support plus the candidate (an L-BFGS refit per candidate;
+          the support plus the candidate (a refit per candidate;
           refused with a ValueError when ``n_candidates * n_samples *
           n_classes * n_rounds`` exceeds 1e9).
 
@@ -207,7 +235,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         never counted as a selected feature and is fitted alone before the
         first round. With False the model is exactly eq. (1).
     tol : float, default=1e-4
-        Relative stopping tolerance of each refit: L-BFGS stops when the
+        Relative stopping tolerance of each refit: it stops when the
         largest absolute entry of the gradient falls below ``tol`` times the
         objective at the refit's warm start (the previous round's value).
         Relative, because the gradient shrinks with the loss: late on a
@@ -215,7 +243,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         Smaller values follow the exact fully corrective minimiser more
         closely, at more iterations per round.
     max_iter : int, default=200
-        Maximum L-BFGS iterations of each refit.
+        Maximum iterations of each refit.
     validation_fraction : float, default=None
         When set, a float in (0, 1): that fraction of the training data is
         held out (split stratified by class, drawn with ``random_state``);
@@ -279,7 +307,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     train_loss_ : ndarray of shape (n_rounds,)
         Training objective (mean loss plus penalty) after each round's refit.
     refit_n_iter_ : ndarray of shape (n_rounds,)
-        L-BFGS iterations of each round's refit.
+        Iterations of each round's refit.
     selection_scores_ : ndarray of shape (n_rounds,)
         The selection rule's score of each selected candidate:
         :math:`\|G_{:, j}\|_1` for "gradient_l1", the objective value the
@@ -355,8 +383,13 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     ``n_iter_`` and the staged methods then describe the best round.
 
     Inputs may be float32 (kept as such for the selection product) or
-    float64, dense or sparse CSR/CSC; the refits run in float64 on the
-    selected columns only. :meth:`predict` on new data reads only the
+    float64, dense or sparse CSR/CSC. The refits read the selected columns
+    only, stored in float32 when their values are float32 numbers (stumps,
+    templates, float32 pixels) and accumulated in float64. Each refit starts
+    from the previous round's model and from the curvature of the earlier
+    rounds (BFGS, the new column's exact Hessian blocks added by the Schur
+    complement), which takes a few iterations a round instead of a fresh
+    L-BFGS's twenty to thirty. :meth:`predict` on new data reads only the
     selected columns.
 
     References
@@ -418,19 +451,12 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             value = getattr(self, name)
             if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        check_scalar(self.beta, "beta", numbers.Real, min_val=1.0)
-        if not np.isfinite(self.beta):
-            raise ValueError(f"beta must be finite, got {self.beta}")
+        check_real(self.beta, "beta", low=1.0)
         if self.validation_fraction is not None:
-            check_scalar(self.validation_fraction, "validation_fraction", numbers.Real,
-                         min_val=0.0, max_val=1.0, include_boundaries="neither")
-            if not np.isfinite(self.validation_fraction):  # NaN passes check_scalar
-                raise ValueError(
-                    f"validation_fraction must be in (0, 1), got {self.validation_fraction}"
-                )
+            check_real(self.validation_fraction, "validation_fraction", low=0.0, high=1.0,
+                       include_low=False, include_high=False)
         if self.n_iter_no_change is not None:
-            check_scalar(self.n_iter_no_change, "n_iter_no_change", numbers.Integral,
-                         min_val=1)
+            check_int(self.n_iter_no_change, "n_iter_no_change", low=1)
             if self.validation_fraction is None:
                 raise ValueError(
                     "n_iter_no_change needs validation_fraction: early stopping "
@@ -471,75 +497,68 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             ``n_features_to_select`` is below ``n_iter_``.
         """
         warm = bool(self.warm_start) and hasattr(self, "_path")
-        if warm:
-            previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
-                        self._validation_mask)
+        previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
+                    self._validation_mask) if warm else None
         X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
-        classes = self.classes_
-        n_classes = classes.shape[0]
-        if warm:
-            n_features, n_samples, old_classes, mask = previous
-            if (n_samples, n_features) != X.shape or not (
-                old_classes.shape == classes.shape and np.all(old_classes == classes)
-            ):
-                raise ValueError(
-                    "warm_start=True continues a fitted path on the same data: "
-                    f"fitted on shape {(n_samples, n_features)} with classes "
-                    f"{old_classes!r}, got shape {X.shape} with classes {classes!r}. "
-                    "Set warm_start=False to fit from scratch."
-                )
-            if (mask is None) != (self.validation_fraction is None):
-                raise ValueError(
-                    "validation_fraction cannot be switched on or off between "
-                    "warm-started fits; set warm_start=False to fit from scratch"
-                )
-        else:
-            mask = None
-            if self.validation_fraction is not None:
-                try:
-                    _, val_idx = train_test_split(
-                        np.arange(X.shape[0]), test_size=self.validation_fraction,
-                        stratify=y_idx,
-                        random_state=check_random_state(self.random_state),
-                    )
-                except ValueError as exc:
-                    raise ValueError(
-                        f"validation_fraction={self.validation_fraction} cannot split "
-                        f"{X.shape[0]} samples of {n_classes} classes into a "
-                        f"stratified training and validation part: {exc}"
-                    ) from exc
-                mask = np.zeros(X.shape[0], dtype=bool)
-                mask[val_idx] = True
-        self._n_samples_fit = X.shape[0]
-        self._validation_mask = mask
-
-        X_val = y_val = w_val = None
-        if mask is not None:
-            X_val, y_val = X[mask], y_idx[mask]
-            w_val = None if sample_weight is None else sample_weight[mask]
-            X, y_idx = X[~mask], y_idx[~mask]
-            if sample_weight is not None:
-                sample_weight = sample_weight[~mask]
-            if np.unique(y_idx).shape[0] < n_classes:
-                raise ValueError(
-                    "the training part of the validation split lacks some "
-                    "classes; use a smaller validation_fraction"
-                )
-
-        if warm:
-            n_rounds = self._resolve_n_features_to_select(
-                X.shape[1], self.features_.n_candidates_)
-            if n_rounds < self.n_iter_:
-                raise ValueError(
-                    f"n_features_to_select={self.n_features_to_select} resolves to "
-                    f"{n_rounds} rounds, fewer than the n_iter_={self.n_iter_} "
-                    "already fitted, when warm_start=True"
-                )
-            if n_rounds == self.n_iter_:
-                return self  # nothing to add
+        mask = self._warm_mask(previous, X) if warm else self._new_mask(X, y_idx)
+        self._n_samples_fit, self._validation_mask = X.shape[0], mask
+        n_classes = self.classes_.shape[0]
+        (X, y_idx, sample_weight), held_out = _split(X, y_idx, sample_weight, mask,
+                                                     n_classes)
+        if warm and self._resolve_n_features_to_select(
+                X.shape[1], self.features_) == self.n_iter_:
+            return self  # nothing to add
         features = fit_features(resolve_features(self.features, self.random_state), X)
-        if warm and not _same_candidates(self.features_, features, X,
-                                         self._path.selected_features):
+        n_rounds = self._resolve_n_features_to_select(X.shape[1], features)
+        if warm:
+            self._check_warm_family(features, X, n_rounds)
+        self.features_ = features
+        monitor = None if held_out is None else self._monitor(held_out, n_classes, warm)
+        path = shareboost_path(
+            X, y_idx, n_classes=n_classes, n_rounds=n_rounds, features=features,
+            alpha=float(self.alpha), fit_intercept=bool(self.fit_intercept),
+            sample_weight=sample_weight, tol=float(self.tol), max_iter=int(self.max_iter),
+            callback=self.callback if monitor is None else monitor,
+            verbose=int(self.verbose), selection=self.selection, penalty=self.penalty,
+            beta=float(self.beta), init_path=self._path if warm else None,
+        )
+        return self._set_path(path, monitor, X.shape[1])
+
+    def _new_mask(self, X, y_idx):
+        """The held-out mask of a fit from scratch (None without validation_fraction)."""
+        if self.validation_fraction is None:
+            return None
+        return _validation_split(X, y_idx, self.validation_fraction, self.random_state)
+
+    def _warm_mask(self, previous, X):
+        """Check that a warm start sees the fitted data again; its held-out mask."""
+        n_features, n_samples, old_classes, mask = previous
+        classes = self.classes_
+        if (n_samples, n_features) != X.shape or not (
+            old_classes.shape == classes.shape and np.all(old_classes == classes)
+        ):
+            raise ValueError(
+                "warm_start=True continues a fitted path on the same data: "
+                f"fitted on shape {(n_samples, n_features)} with classes "
+                f"{old_classes!r}, got shape {X.shape} with classes {classes!r}. "
+                "Set warm_start=False to fit from scratch."
+            )
+        if (mask is None) != (self.validation_fraction is None):
+            raise ValueError(
+                "validation_fraction cannot be switched on or off between "
+                "warm-started fits; set warm_start=False to fit from scratch"
+            )
+        return mask
+
+    def _check_warm_family(self, features, X, n_rounds):
+        """A warm start continues the fitted path: more rounds, the same candidates."""
+        if n_rounds < self.n_iter_:
+            raise ValueError(
+                f"n_features_to_select={self.n_features_to_select} resolves to "
+                f"{n_rounds} rounds, fewer than the n_iter_={self.n_iter_} "
+                "already fitted, when warm_start=True"
+            )
+        if not _same_candidates(self.features_, features, X, self._path.selected_features):
             # the fitted model stays as it was
             raise ValueError(
                 "warm_start=True continues a fitted path with the same candidate "
@@ -549,50 +568,31 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
                 "a fixed random_state. Fix random_state, or set warm_start=False to fit "
                 "from scratch."
             )
-        self.features_ = features
-        n_rounds = self._resolve_n_features_to_select(
-            X.shape[1], self.features_.n_candidates_)
 
-        callback = self.callback
-        early = self.n_iter_no_change is not None
-        if mask is not None:
-            history = ([], [])
-            X_val_sel = SelectedColumns(X_val.shape[0], n_rounds)
-            if warm:
-                t0 = self.n_iter_
-                history[0].extend(self.validation_scores_[:t0])
-                history[1].extend(self.validation_errors_[:t0])
-                X_val_sel.put(self.features_.transform_candidates(
-                    X_val, self.selected_features_), 0)
-            callback = self._validation_monitor(
-                X_val, y_val, w_val, X_val_sel, history, self.callback)
+    def _monitor(self, held_out, n_classes, warm):
+        """The validation monitor (early stopping), continuing a warm path's history."""
+        X_val, y_val, w_val = held_out
+        history = selected = None
+        if warm:
+            history = (self.validation_scores_[:self.n_iter_],
+                       self.validation_errors_[:self.n_iter_])
+            selected = self.selected_features_
+        return ValidationMonitor(self.features_, X_val, y_val, w_val, n_classes=n_classes,
+                                 n_iter_no_change=self.n_iter_no_change,
+                                 callback=self.callback, history=history, selected=selected)
 
-        path = shareboost_path(
-            X,
-            y_idx,
-            n_classes=n_classes,
-            n_rounds=n_rounds,
-            features=self.features_,
-            alpha=float(self.alpha),
-            fit_intercept=bool(self.fit_intercept),
-            sample_weight=sample_weight,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            callback=callback,
-            verbose=int(self.verbose),
-            selection=self.selection,
-            penalty=self.penalty,
-            beta=float(self.beta),
-            init_path=self._path if warm else None,
-        )
+    def _set_path(self, path, monitor, n_features):
+        """Store the fitted attributes of ``path`` (truncated by early stopping)."""
         for name in ("validation_scores_", "validation_errors_", "best_iteration_"):
             self.__dict__.pop(name, None)
-        if mask is not None:
-            self.validation_scores_ = np.array(history[0])
-            self.validation_errors_ = np.array(history[1])
-            self.best_iteration_ = int(np.argmin(self.validation_scores_)) + 1
-            if early:
+        if monitor is not None:
+            self.validation_scores_ = np.array(monitor.losses_)
+            self.validation_errors_ = np.array(monitor.errors_)
+            self.best_iteration_ = monitor.best_iteration_
+            if self.n_iter_no_change is not None:
                 path = _truncate(path, self.best_iteration_)
+        if not self.warm_start:  # the refit's curvature only serves to continue the path
+            path.curvature = None
         self._path = path
         self.features_.end_scan(path.selected_features)
         self.selected_features_ = path.selected_features
@@ -603,46 +603,18 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         self._coef_path = path.coefs
         self._intercept_path = path.intercepts
         self.support_ = self.features_.support_
+        W = path.coefs[-1].copy()
         if isinstance(self.features_, RawFeatures):
-            W = np.zeros((n_classes, X.shape[1]))
+            W = np.zeros((W.shape[0], n_features))
             W[:, self.features_.group_columns(self.selected_features_)] = path.coefs[-1]
-        else:
-            W = path.coefs[-1].copy()
         b = path.intercepts[-1]
-        if n_classes == 2:
+        if W.shape[0] == 2:
             self.coef_ = (W[1] - W[0])[None, :]
             self.intercept_ = np.array([b[1] - b[0]])
         else:
             self.coef_ = W
             self.intercept_ = b.copy()
         return self
-
-    def _validation_monitor(self, X_val, y_val, w_val, X_val_sel, history, user_callback):
-        """The path's callback recording the validation loss and error; True stops."""
-        n_iter_no_change = self.n_iter_no_change
-        features = self.features_
-        scores_hist, errors_hist = history
-        total = X_val.shape[0] if w_val is None else float(np.sum(w_val))
-
-        def monitor(info):
-            stop = bool(user_callback(info)) if user_callback is not None else False
-            block = features.transform_candidates(X_val, [info.feature])
-            X_val_sel.put(block, info.coef.shape[1] - block.shape[1])
-            scores = np.empty((X_val.shape[0], info.coef.shape[0]))
-            X_val_sel.scores(info.coef, scores)
-            scores += info.intercept
-            grad = np.empty_like(scores)
-            loss = _loss_gradient(scores, y_val, w_val, grad) / total
-            wrong = (np.argmax(scores, axis=1) != y_val).astype(float)
-            error = float(np.average(wrong, weights=w_val))
-            scores_hist.append(loss)
-            errors_hist.append(error)
-            if n_iter_no_change is not None:
-                best = int(np.argmin(scores_hist))
-                stop = stop or len(scores_hist) - 1 - best >= n_iter_no_change
-            return stop
-
-        return monitor
 
     def _selected_columns(self, X):
         """Validate new data and return only the selected columns, dense float64."""

@@ -1,52 +1,117 @@
-# Multiclass logistic loss with the 0/1 margin (ShareBoost, eq. 3 of [SWS2011]).
+# Multiclass logistic loss with the 0/1 margin (ShareBoost, eq. 3 of [SWS2011]),
+# and the binary logistic loss of the one-vs-rest baseline.
 #
-# For a score row s (n_classes,) and label y:
+# Margin loss, for a score row s (n_classes,) and label y:
 #     z_j  = s_j - s_y + margin * 1[j != y]    (margin = 1 in eq. 3)
 #     loss = log sum_j exp(z_j)
 #     dloss/ds_j = p_j - 1[j == y],   p = softmax(z)
 # Computed stably as m + log1p(sum_{j != a} exp(z_j - m)) with m = z_a = max z.
-# The plain-NumPy twin is mcsparse.loss._multiclass_logistic.loss_gradient_numpy.
+#
+# Binary logistic loss, one score s per row and y in {0, 1}:
+#     loss = log(1 + exp(s)) - y s,   dloss/ds = sigmoid(s) - y
+# (the two-class soft-max without margin on the scores (0, s)).
+#
+# The plain-NumPy twins are in mcsparse.loss._multiclass_logistic.
 
-from libc.math cimport exp, log1p
+from libc.math cimport fabs
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
 
 from mcsparse.utils._typedefs cimport floating, float64_t, intp_t
 
 
-cdef float64_t _row_loss_grad(
-    const floating[::1] s,
-    intp_t y,
-    float64_t w,
-    float64_t margin,
-    floating[::1] g,
-) noexcept nogil:
-    """Loss of one row times ``w``; writes ``w * (p - e_y)`` into ``g``."""
-    cdef intp_t j, a = 0
-    cdef intp_t k = s.shape[0]
-    cdef float64_t sy = s[y]
-    cdef float64_t m, z, e, rest = 0.0, inv
+cdef extern from "_fast_exp.h":
+    void mcs_exp_array(const double* x, double* out, int64_t n) nogil
+    void mcs_log1p_array(const double* x, double* out, int64_t n) nogil
 
-    # m = max_j z_j, a = its index (first one on ties)
-    m = s[0] - sy + (margin if y != 0 else 0.0)
+
+# Rows per block: the exponentials of a block are one vectorised loop.
+DEF BLOCK_ROWS = 256
+
+
+cdef float64_t _block_loss_grad(
+    const floating[:, ::1] scores, const intp_t[::1] y, const floating[::1] sample_weight,
+    bint weighted, float64_t margin, bint binary, floating[:, ::1] grad,
+    float64_t[::1] per_row, intp_t i0, intp_t i1, double* z, double* m, double* rest,
+    double* w, intp_t* argmax,
+) noexcept nogil:
+    """Loss sum of rows ``i0 .. i1`` (at most BLOCK_ROWS); see :func:`loss_gradient`.
+
+    Per row, ``m + log1p(sum_{j != a} exp(z_j - m))`` with ``m = z_a`` the
+    largest ``z_j`` (precise when the loss is tiny). The block is worked on
+    class by class, ``z[j * nb + r]``, so that every loop runs over the
+    rows and vectorises, the exponentials and logarithms included.
+    """
+    cdef intp_t i, j, r, nb = i1 - i0, k = scores.shape[1]
+    cdef float64_t total = 0.0, value, v, e, inv
+    cdef const floating* s = &scores[i0, 0]
+    cdef floating* g = &grad[i0, 0]
+    cdef const intp_t* yb = &y[i0]
+    for r in range(nb):
+        w[r] = sample_weight[i0 + r] if weighted else 1.0
+    if binary:  # log(1 + e^s) - y s, with e = exp(-|s|) in (0, 1]
+        for r in range(nb):
+            z[r] = -fabs(s[r])
+        mcs_exp_array(z, z, nb)
+        mcs_log1p_array(z, rest, nb)
+        for r in range(nb):
+            v, e = s[r], z[r]
+            if v >= 0:
+                g[r] = <floating> (w[r] * (1.0 / (1.0 + e) - yb[r]))
+                value = w[r] * (rest[r] + (1.0 - yb[r]) * v)
+            else:
+                g[r] = <floating> (w[r] * (e / (1.0 + e) - yb[r]))
+                value = w[r] * (rest[r] - yb[r] * v)
+            if per_row is not None:
+                per_row[i0 + r] = value
+            total += value
+        return total
+    # z_j = s_j - s_y + margin 1[j != y], then minus its largest entry m
+    for r in range(nb):
+        m[r] = s[r * k + yb[r]]   # s_y for now
+    for j in range(k):
+        for r in range(nb):
+            z[j * nb + r] = s[r * k + j] - m[r] + margin
+    for r in range(nb):
+        z[yb[r] * nb + r] = 0.0
+    for r in range(nb):
+        m[r] = z[r]
     for j in range(1, k):
-        z = s[j] - sy + (margin if j != y else 0.0)
-        if z > m:
-            m = z
-            a = j
-    # sum over j != a of exp(z_j - m); store the exponentials in g for now
+        for r in range(nb):
+            m[r] = z[j * nb + r] if z[j * nb + r] > m[r] else m[r]
+    for r in range(nb):
+        argmax[r] = k - 1
+    for j in range(k - 2, -1, -1):   # downwards: the first index of the maximum
+        for r in range(nb):
+            argmax[r] = j if z[j * nb + r] == m[r] else argmax[r]
     for j in range(k):
-        if j == a:
-            continue
-        e = exp(s[j] - sy + (margin if j != y else 0.0) - m)
-        rest += e
-        g[j] = <floating> e
-    inv = w / (1.0 + rest)
+        for r in range(nb):
+            z[j * nb + r] -= m[r]
+    mcs_exp_array(z, z, nb * k)
+    for r in range(nb):
+        z[argmax[r] * nb + r] = 0.0   # exp(0) = 1, left out of the sum
+        rest[r] = 0.0
     for j in range(k):
-        if j == a:
-            e = 1.0
-        else:
-            e = g[j]
-        g[j] = <floating> (e * inv - (w if j == y else 0.0))
-    return w * (m + log1p(rest))
+        for r in range(nb):
+            rest[r] += z[j * nb + r]
+    for r in range(nb):
+        z[argmax[r] * nb + r] = 1.0
+    # the logarithms overwrite the scratch of the row weights' inverse: keep 1 + rest
+    for r in range(nb):
+        value = w[r] / (1.0 + rest[r])
+        w[BLOCK_ROWS + r] = value
+    mcs_log1p_array(rest, rest, nb)
+    for j in range(k):
+        for r in range(nb):
+            g[r * k + j] = <floating> (z[j * nb + r] * w[BLOCK_ROWS + r])
+    for r in range(nb):
+        inv = w[BLOCK_ROWS + r]
+        g[r * k + yb[r]] = <floating> (z[yb[r] * nb + r] * inv - w[r])
+        value = w[r] * (m[r] + rest[r])
+        if per_row is not None:
+            per_row[i0 + r] = value
+        total += value
+    return total
 
 
 cdef float64_t _loss_grad(
@@ -55,16 +120,78 @@ cdef float64_t _loss_grad(
     const floating[::1] sample_weight,
     bint weighted,
     float64_t margin,
+    bint binary,
     floating[:, ::1] grad,
+    float64_t[::1] per_row,
+    intp_t start,
+    intp_t stop,
 ) noexcept nogil:
-    cdef intp_t i
+    """Weighted loss sum of rows ``start .. stop``, block by block; gradient rows into ``grad``."""
+    cdef intp_t i0, i1, k = scores.shape[1]
     cdef float64_t total = 0.0
-    cdef float64_t w = 1.0
-    for i in range(scores.shape[0]):
-        if weighted:
-            w = sample_weight[i]
-        total += _row_loss_grad(scores[i], y[i], w, margin, grad[i])
+    cdef double* z = <double*> malloc(BLOCK_ROWS * (k + 5) * sizeof(double))
+    cdef intp_t* argmax = <intp_t*> malloc(BLOCK_ROWS * sizeof(intp_t))
+    cdef double* m = z + BLOCK_ROWS * k
+    cdef double* rest = m + BLOCK_ROWS
+    cdef double* w = rest + BLOCK_ROWS   # the weights, then w / (1 + rest)
+    if z == NULL or argmax == NULL:
+        free(z)
+        free(argmax)
+        return 0.0 / 0.0   # NaN: reported as an overflow by the callers' checks
+    i0 = start
+    while i0 < stop:
+        i1 = i0 + BLOCK_ROWS if i0 + BLOCK_ROWS < stop else stop
+        total += _block_loss_grad(scores, y, sample_weight, weighted, margin, binary,
+                                  grad, per_row, i0, i1, z, m, rest, w, argmax)
+        i0 = i1
+    free(z)
+    free(argmax)
     return total
+
+
+cdef float64_t rows_loss_grad(
+    const float64_t[:, ::1] scores,
+    const intp_t[::1] y,
+    const float64_t[::1] sample_weight,
+    bint weighted,
+    float64_t margin,
+    bint binary,
+    float64_t[:, ::1] grad,
+    float64_t[::1] grad_sum,
+    intp_t start,
+    intp_t stop,
+) noexcept nogil:
+    """Weighted loss sum of rows ``start .. stop``; gradient rows into ``grad``, summed into ``grad_sum``."""
+    cdef intp_t i, j
+    cdef float64_t[::1] no_rows = None
+    cdef float64_t total = _loss_grad(scores, y, sample_weight, weighted, margin, binary,
+                                      grad, no_rows, start, stop)
+    for i in range(start, stop):
+        for j in range(scores.shape[1]):
+            grad_sum[j] += grad[i, j]
+    return total
+
+
+cdef int _check_entry(
+    const floating[:, ::1] scores,
+    const intp_t[::1] y,
+    const floating[::1] sample_weight,
+    floating[:, ::1] grad,
+    bint binary,
+) except -1:
+    cdef intp_t n = scores.shape[0]
+    cdef intp_t k = scores.shape[1]
+    cdef intp_t i, n_labels = 2 if binary else k
+    if y.shape[0] != n or grad.shape[0] != n or grad.shape[1] != k:
+        raise ValueError("scores, y and grad have inconsistent shapes")
+    if binary and k != 1:
+        raise ValueError(f"the binary logistic loss takes one score per row, got {k}")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("sample_weight has the wrong length")
+    for i in range(n):
+        if y[i] < 0 or y[i] >= n_labels:
+            raise ValueError(f"label y[{i}]={y[i]} is outside [0, {n_labels})")
+    return 0
 
 
 def loss_gradient(
@@ -73,40 +200,77 @@ def loss_gradient(
     const floating[::1] sample_weight,
     floating[:, ::1] grad not None,
     float64_t margin=1.0,
+    bint binary=False,
 ):
     """Weighted sum of the margin logistic loss and its gradient, in place.
 
-    Low-level entry point: no validation beyond shapes. Use
-    :func:`mcsparse.loss.multiclass_logistic_loss` from Python.
+    Low-level entry point: no validation beyond shapes and labels. Use
+    :func:`mcsparse.loss.multiclass_logistic_loss` or the loss objects of
+    :mod:`mcsparse.loss` from Python.
 
     Parameters
     ----------
     scores : ndarray of shape (n_samples, n_classes), float32 or float64, C order
     y : ndarray of shape (n_samples,), intp, values in ``[0, n_classes)``
+        (in ``{0, 1}`` when ``binary``)
     sample_weight : ndarray of shape (n_samples,) of the dtype of ``scores``, or None
     grad : ndarray like ``scores``, overwritten with ``w_i * (p_i - e_{y_i})``
     margin : float, default=1.0
         The margin added to every wrong class's score: 1 is eq. (3); 0 is
         the plain soft-max (cross-entropy) loss, for two classes the binary
         logistic loss of the score difference.
+    binary : bool, default=False
+        The binary logistic loss ``log(1 + exp(s)) - y s`` of one score per
+        row (``n_classes`` must be 1; ``margin`` is unused).
 
     Returns
     -------
     loss_sum : float
         ``sum_i w_i * loss_i``, accumulated in float64.
     """
-    cdef intp_t n = scores.shape[0]
-    cdef intp_t k = scores.shape[1]
-    cdef intp_t i
-    cdef bint weighted = sample_weight is not None
     cdef float64_t total
-    if y.shape[0] != n or grad.shape[0] != n or grad.shape[1] != k:
-        raise ValueError("scores, y and grad have inconsistent shapes")
-    if weighted and sample_weight.shape[0] != n:
-        raise ValueError("sample_weight has the wrong length")
-    for i in range(n):
-        if y[i] < 0 or y[i] >= k:
-            raise ValueError(f"label y[{i}]={y[i]} is outside [0, {k})")
+    cdef bint weighted = sample_weight is not None
+    cdef float64_t[::1] no_rows = None
+    _check_entry(scores, y, sample_weight, grad, binary)
     with nogil:
-        total = _loss_grad(scores, y, sample_weight, weighted, margin, grad)
+        total = _loss_grad(scores, y, sample_weight, weighted, margin, binary, grad, no_rows,
+                           0, scores.shape[0])
+    return total
+
+
+def loss_rows(
+    const floating[:, ::1] scores not None,
+    const intp_t[::1] y not None,
+    floating[:, ::1] grad not None,
+    float64_t[::1] loss not None,
+    float64_t margin=1.0,
+    bint binary=False,
+):
+    """Unweighted loss of each row and its gradient ``p_i - e_{y_i}``, in place.
+
+    Low-level entry point for the selection rules, which weight the rows
+    themselves; same conventions as :func:`loss_gradient`.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_rows, n_classes), float32 or float64, C order
+    y : ndarray of shape (n_rows,), intp
+    grad : ndarray like ``scores``, overwritten with ``p_i - e_{y_i}``
+    loss : ndarray of shape (n_rows,), float64, overwritten with each row's loss
+    margin : float, default=1.0
+    binary : bool, default=False
+
+    Returns
+    -------
+    loss_sum : float
+        The sum of ``loss``.
+    """
+    cdef float64_t total
+    cdef const floating[::1] unweighted = None
+    if loss.shape[0] != scores.shape[0]:
+        raise ValueError("loss must have one entry per row of scores")
+    _check_entry(scores, y, unweighted, grad, binary)
+    with nogil:
+        total = _loss_grad(scores, y, unweighted, False, margin, binary, grad, loss,
+                           0, scores.shape[0])
     return total

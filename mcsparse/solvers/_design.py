@@ -1,40 +1,105 @@
-"""The selected columns of the training data, as ShareBoost's refit reads them.
+"""Column stores: the matrices a linear objective of mcsparse multiplies by.
 
-Each round adds one candidate: one column, or a group of columns (§3.2 of
-[SWS2011]). Dense columns go into one Fortran-ordered buffer (BLAS reads
-it in a single product). A group whose columns are zero on most samples,
-such as an anchor point's piece ``1[||x - v|| <= r] [x, 1]`` (§4.2), is
-kept as its non-zero rows only: the refit then costs ``O(rows * width *
-n_classes)`` for it instead of ``O(n_samples * width * n_classes)``.
+:class:`SelectedColumns` holds the columns ShareBoost has selected so far;
+each round adds one candidate: one column, or a group of columns (§3.2 of
+[SWS2011]_). Its rows are cut into fixed blocks (``row_block`` rows): every
+product and the fused pass scores -> loss -> gradient are sums over the
+blocks, computed in block order whatever the number of threads (results do
+not depend on it), and the blocks are what a distributed store would keep on
+its workers.
+
+In a block, dense columns sit in one Fortran-ordered buffer: float32 when
+every stored value is a float32 number (stumps, templates, float32 pixels;
+half the memory traffic), float64 otherwise, centred on the fly or stored
+centred (:mod:`mcsparse.solvers._objective_fast`). A group whose columns are
+zero on most samples, such as an anchor point's piece ``1[||x - v|| <= r]
+[x, 1]`` (§4.2), is kept as its non-zero rows only: the products then cost
+``O(rows * width * n_scores)`` for it.
+
+:class:`SparseColumns` is the fixed, possibly sparse, design of the
+mixed-norm path.
 
 Columns are numbered in selection order, ``0 .. n_columns - 1``; they are
-the columns of ``W`` in the refit.
+the columns of ``W``. Products take and return coefficient matrices in the
+transposed layout ``Wt`` of shape (n_columns, n_scores).
 """
 
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
+
+from ._objective_fast import dense_matmul, dense_rmatmul, dense_value_grad
 
 # A group stays dense unless at most this fraction of its rows is non-zero.
 SPARSE_ROW_FRACTION = 0.5
-# Threads share the products only above this many stored row-sparse values:
-# below it, waking a thread costs more than it saves.
-THREADED_MIN_VALUES = 200_000
+# Rows of a block: the unit of the sums (and of the threads' work).
+ROW_BLOCK = 8192
+# Dense columns are stored in float32 (when exact) only above this many
+# values: below it they fit in cache anyway, and float64 columns stored
+# centred are read in place, without the conversion of each block.
+FLOAT32_MIN_VALUES = 2**21
+
+
+def dense_matmul_numpy(X, shift, p, Vt):
+    """NumPy twin of ``dense_matmul``: ``(X[:, :p] - shift[:p]) @ Vt`` in float64."""
+    Xc = X[:, :p].astype(np.float64)
+    if shift is not None:
+        Xc -= shift[:p]
+    return Xc @ Vt
+
+
+def dense_rmatmul_numpy(X, shift, p, M):
+    """NumPy twin of ``dense_rmatmul``: ``(X[:, :p] - shift[:p]).T @ M`` in float64."""
+    Xc = X[:, :p].astype(np.float64)
+    if shift is not None:
+        Xc -= shift[:p]
+    return Xc.T @ M
+
+
+def dense_value_grad_numpy(X, shift, p, Wt, intercept, y, sample_weight, margin, binary):
+    """NumPy twin of ``dense_value_grad``.
+
+    Returns ``(loss_sum, scores, residual, grad_Wt, grad_intercept)``.
+    """
+    from ..loss._multiclass_logistic import loss_gradient_numpy
+
+    scores = dense_matmul_numpy(X, shift, p, Wt) + intercept
+    loss, residual = loss_gradient_numpy(scores, y, sample_weight, margin=margin,
+                                         binary=binary)
+    return (loss, scores, residual, dense_rmatmul_numpy(X, shift, p, residual),
+            residual.sum(axis=0))
+
+
+def _float32_exact(block):
+    """Whether every value of the float64 ``block`` is a float32 number."""
+    with np.errstate(over="ignore"):
+        return bool(np.array_equal(block.astype(np.float32), block))
+
+
+class _RowBlock:
+    """Rows ``start .. stop`` of a store: its dense buffer and its row-sparse groups."""
+
+    def __init__(self, start, stop, capacity, dtype):
+        self.start, self.stop = start, stop
+        self.dense = np.zeros((stop - start, capacity), dtype=dtype, order="F")
+        self.groups = []  # (first column, local rows, values (len(rows), width))
 
 
 class SelectedColumns:
-    """Growing store of the selected columns, dense or row-sparse blocks.
+    """Growing store of the selected columns, dense or row-sparse, in row blocks.
 
     Parameters
     ----------
     n_samples : int
         Rows of every column.
     capacity : int
-        Initial number of dense columns (the buffer doubles when full).
+        Initial number of dense columns (the buffers double when full).
     n_threads : int, default=1
-        Threads sharing the products over row-sparse blocks (each thread
-        takes a share of the blocks, balanced by size; NumPy's BLAS calls
-        release the GIL). Results do not depend on it beyond rounding.
+        Threads sharing the row blocks (each block's products run in
+        compiled code without the GIL). Results do not depend on it.
+    row_block : int, default=4096
+        Rows per block.
 
     Attributes
     ----------
@@ -42,33 +107,64 @@ class SelectedColumns:
         Columns stored, the width of ``W``.
     shift : ndarray of shape (n_columns,)
         The (weighted) mean removed from each dense column when stored with
-        ``center=True``; zero for row-sparse blocks, which are not centred
+        ``center=True``; zero for row-sparse groups, which are not centred
         (centring would fill them in).
+    scale : ndarray of shape (n_columns,)
+        The largest absolute value of each stored (centred) column: a step
+        ``d`` of the coefficients moves no score by more than
+        ``sum_j |d_j| scale_j``.
+    dtype : dtype
+        Storage of the dense columns, float32 or float64.
     """
 
-    def __init__(self, n_samples, capacity, n_threads=1):
+    def __init__(self, n_samples, capacity, n_threads=1, row_block=ROW_BLOCK):
         self.n_samples = int(n_samples)
         self.n_threads = max(1, int(n_threads))
-        self._pool = None
-        self._shares = None
-        self._dense = np.zeros((self.n_samples, max(1, int(capacity))), order="F")
+        capacity = max(1, int(capacity))
+        large = self.n_samples * capacity >= FLOAT32_MIN_VALUES
+        self.dtype = np.dtype(np.float32 if large else np.float64)
+        n_blocks = max(1, -(-self.n_samples // int(row_block)))
+        edges = np.linspace(0, self.n_samples, n_blocks + 1).astype(np.intp)
+        self._blocks = [_RowBlock(int(a), int(b), capacity, self.dtype)
+                        for a, b in zip(edges[:-1], edges[1:])]
         self._dense_cols = np.zeros(0, dtype=np.intp)  # W column of each dense column
-        self._blocks = []  # (start, rows, values C-ordered (len(rows), width))
+        self._pool = None
         self.shift = np.zeros(0)
+        self.scale = np.zeros(0)
         self.n_columns = 0
 
     @classmethod
-    def from_dense(cls, X):
-        """All columns of the 2-D float64 array ``X``, stored as they are."""
-        self = cls.__new__(cls)
-        self.n_samples = X.shape[0]
-        self.n_threads, self._pool, self._shares = 1, None, None
-        self._dense = np.asfortranarray(X, dtype=np.float64)
-        self._dense_cols = np.arange(X.shape[1], dtype=np.intp)
-        self._blocks = []
-        self.shift = np.zeros(X.shape[1])
-        self.n_columns = X.shape[1]
-        return self
+    def from_dense(cls, X, n_threads=1):
+        """All columns of the 2-D array ``X``, stored as they are (not centred).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_columns)
+            Real values.
+        n_threads : int, default=1
+            Threads sharing the row blocks.
+
+        Returns
+        -------
+        store : SelectedColumns
+        """
+        X = np.asarray(X, dtype=np.float64)
+        store = cls(X.shape[0], X.shape[1], n_threads=n_threads)
+        if X.shape[1]:
+            store.put(X, 0)
+        return store
+
+    @property
+    def n_groups(self):
+        """Number of row-sparse groups stored."""
+        return len(self._blocks[0].groups)
+
+    def __getstate__(self):  # the thread pool does not pickle
+        state = self.__dict__.copy()
+        state["_pool"] = None
+        return state
+
+    # -- storing -------------------------------------------------------------
 
     def put(self, block, start, *, center=False, sample_weight=None):
         """Store ``block`` (n_samples, width) as columns ``start ..``.
@@ -76,10 +172,27 @@ class SelectedColumns:
         Columns from ``start`` on are dropped first, so that a candidate can
         be tried in the same place again (the "full" selection rule). A
         group of two or more columns that is non-zero on at most half of the
-        samples is kept as its non-zero rows; other columns are copied into
-        the dense buffer, centred when ``center`` (the intercept absorbs
-        the shift).
+        samples is kept as its non-zero rows; other columns go to the dense
+        buffers, centred when ``center`` (the intercept absorbs the shift).
+
+        Parameters
+        ----------
+        block : ndarray of shape (n_samples, width)
+            The columns, finite reals.
+        start : int
+            Index of the first column, at most ``n_columns``.
+        center : bool, default=False
+            Remove the (weighted) mean of dense columns.
+        sample_weight : ndarray of shape (n_samples,), default=None
+            Weights of the mean.
         """
+        block = np.asarray(block, dtype=np.float64)
+        if block.ndim != 2 or block.shape[0] != self.n_samples:
+            raise ValueError(
+                f"block must have shape (n_samples, width) = ({self.n_samples}, width), "
+                f"got {block.shape}")
+        if not 0 <= start <= self.n_columns:
+            raise ValueError(f"start={start} is outside [0, n_columns={self.n_columns}]")
         self._truncate(start)
         width = block.shape[1]
         rows = None
@@ -88,112 +201,282 @@ class SelectedColumns:
             if nonzero.size <= SPARSE_ROW_FRACTION * self.n_samples:
                 rows = nonzero
         if rows is not None:
-            self._blocks.append((start, rows, np.ascontiguousarray(block[rows])))
+            self._put_group(block, rows, start)
             shift = np.zeros(width)
         else:
             shift = (np.average(block, axis=0, weights=sample_weight) if center
                      else np.zeros(width))
-            n_dense = self._dense_cols.size
-            if n_dense + width > self._dense.shape[1]:
-                grown = np.zeros((self.n_samples, max(2 * self._dense.shape[1],
-                                                      n_dense + width)), order="F")
-                grown[:, :n_dense] = self._dense[:, :n_dense]
-                self._dense = grown
-            self._dense[:, n_dense : n_dense + width] = block - shift
-            self._dense_cols = np.concatenate(
-                [self._dense_cols, np.arange(start, start + width, dtype=np.intp)])
+            self._put_dense(block, shift, start)
+        scale = np.abs(block - shift).max(axis=0, initial=0.0)
         self.shift = np.concatenate([self.shift[:start], shift])
+        self.scale = np.concatenate([self.scale[:start], scale])
         self.n_columns = start + width
-        self._share_blocks()
+
+    def _put_group(self, block, rows, start):
+        for b in self._blocks:
+            lo, hi = np.searchsorted(rows, [b.start, b.stop])
+            local = rows[lo:hi]
+            b.groups.append((start, local - b.start, np.ascontiguousarray(block[local])))
+
+    def _put_dense(self, block, shift, start):
+        if self.dtype == np.float32 and not _float32_exact(block):
+            self._to_float64()
+        n_dense, width = self._dense_cols.size, block.shape[1]
+        for b in self._blocks:
+            if n_dense + width > b.dense.shape[1]:
+                grown = np.zeros((b.stop - b.start, max(2 * b.dense.shape[1], n_dense + width)),
+                                 dtype=self.dtype, order="F")
+                grown[:, :n_dense] = b.dense[:, :n_dense]
+                b.dense = grown
+            rows = block[b.start:b.stop]
+            # float64 columns are stored centred; float32 ones raw, centred on the fly
+            b.dense[:, n_dense:n_dense + width] = rows - shift if self.dtype == np.float64 else rows
+        self._dense_cols = np.concatenate(
+            [self._dense_cols, np.arange(start, start + width, dtype=np.intp)])
+
+    def _to_float64(self):
+        """Store the dense columns in float64, centred."""
+        n_dense = self._dense_cols.size
+        dense_shift = self.shift[self._dense_cols]
+        for b in self._blocks:
+            wide = np.zeros(b.dense.shape, order="F")
+            wide[:, :n_dense] = b.dense[:, :n_dense] - dense_shift
+            b.dense = wide
+        self.dtype = np.dtype(np.float64)
 
     def _truncate(self, start):
-        keep = self._dense_cols < start
-        self._dense_cols = self._dense_cols[keep]
-        self._blocks = [b for b in self._blocks if b[0] < start]
+        keep = int(np.count_nonzero(self._dense_cols < start))
+        self._dense_cols = self._dense_cols[:keep]
+        for b in self._blocks:
+            b.groups = [g for g in b.groups if g[0] < start]
         self.shift = self.shift[:start]
+        self.scale = self.scale[:start]
         self.n_columns = min(self.n_columns, start)
 
-    def _share_blocks(self):
-        """Split the blocks among the threads, largest first to the least loaded.
+    # -- reading ---------------------------------------------------------------
 
-        Thread 0 also computes the dense part. Sets ``_shares`` to None when
-        the work is too small to share.
+    def column(self, j):
+        """Column ``j`` as the products see it (centred), float64 of shape (n_samples,).
+
+        Parameters
+        ----------
+        j : int
+            Column index.
+
+        Returns
+        -------
+        column : ndarray of shape (n_samples,)
         """
-        sizes = [values.size for _, _, values in self._blocks]
-        if self.n_threads < 2 or len(sizes) < 2 or sum(sizes) < THREADED_MIN_VALUES:
-            self._shares = None
-            return
-        loads = [self._dense_cols.size * self.n_samples] + [0] * (self.n_threads - 1)
-        shares = [[] for _ in range(self.n_threads)]
-        for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
-            t = int(np.argmin(loads))
-            shares[t].append(i)
-            loads[t] += sizes[i]
-        self._shares = shares
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.n_threads - 1)
-
-    def __getstate__(self):  # the thread pool does not pickle
-        state = self.__dict__.copy()
-        state["_pool"] = None
-        state["_shares"] = None
-        return state
-
-    def _dense_part(self, n_columns):
-        """(dense columns, their W columns as a slice or an index array)."""
-        cols = self._dense_cols
-        n_dense = int(np.count_nonzero(cols < n_columns))
-        cols = cols[:n_dense]
-        if n_dense == 0 or cols[-1] == n_dense - 1:  # the first n_dense columns, in order
-            return self._dense[:, :n_dense], slice(0, n_dense)
-        return self._dense[:, :n_dense], cols
-
-    def scores(self, W, out):
-        """``out = X_sel W^T`` for ``W`` of shape (n_classes, n) on the first n columns."""
-        if self._shares is None:
-            self._scores_part(W, out, range(len(self._blocks)), dense=True)
+        out = np.zeros(self.n_samples)
+        pos = np.searchsorted(self._dense_cols, j)
+        if pos < self._dense_cols.size and self._dense_cols[pos] == j:
+            for b in self._blocks:
+                out[b.start:b.stop] = b.dense[:, pos]
+            if self.dtype == np.float32:
+                out -= self.shift[j]
             return out
-        outs = [out] + [np.empty_like(out) for _ in self._shares[1:]]
-        futures = [self._pool.submit(self._scores_part, W, outs[t], share, False)
-                   for t, share in enumerate(self._shares) if t > 0]
-        self._scores_part(W, out, self._shares[0], dense=True)
-        for future, part in zip(futures, outs[1:]):
-            future.result()
-            out += part
+        for b in self._blocks:
+            for first, rows, values in b.groups:
+                if first <= j < first + values.shape[1]:
+                    out[b.start + rows] = values[:, j - first]
         return out
 
-    def _scores_part(self, W, out, share, dense):
-        n_columns = W.shape[1]
-        columns, cols = self._dense_part(n_columns)
-        if dense and columns.shape[1]:
-            np.matmul(columns, W[:, cols].T, out=out)
-        else:
-            out.fill(0.0)
-        for i in share:
-            start, rows, values = self._blocks[i]
-            if start < n_columns:
-                out[rows] += values @ W[:, start : start + values.shape[1]].T
+    def _dense_part(self, p):
+        """(dense columns among the first p, their W rows as a slice or index array, shift)."""
+        n_dense = int(np.count_nonzero(self._dense_cols < p))
+        cols = self._dense_cols[:n_dense]
+        where = slice(0, n_dense) if n_dense == 0 or cols[-1] == n_dense - 1 else cols
+        shift = self.shift[cols] if self.dtype == np.float32 else None
+        return n_dense, where, shift
 
-    def gradient(self, R, n_columns):
-        """``R^T X_sel`` on the first ``n_columns`` columns, shape (n_classes, n_columns)."""
-        G = np.empty((R.shape[1], n_columns))
-        if self._shares is None:
-            self._gradient_part(R, G, range(len(self._blocks)), dense=True)
-            return G
-        futures = [self._pool.submit(self._gradient_part, R, G, share, False)
-                   for t, share in enumerate(self._shares) if t > 0]
-        self._gradient_part(R, G, self._shares[0], dense=True)
-        for future in futures:
-            future.result()
+    def _map(self, work):
+        """``[work(block) for block in blocks]``, on the threads when there are several."""
+        if self.n_threads < 2 or len(self._blocks) < 2:
+            return [work(b) for b in self._blocks]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.n_threads)
+        return list(self._pool.map(work, self._blocks))
+
+    def matmul(self, Vt, out):
+        """``out = X[:, :p] @ Vt`` for ``Vt`` of shape (p, r); returns ``out`` (n_samples, r).
+
+        Parameters
+        ----------
+        Vt : ndarray of shape (p, r)
+            Coefficients on the first ``p`` columns, float64.
+        out : ndarray of shape (n_samples, r)
+            Output, float64, C order.
+
+        Returns
+        -------
+        out : ndarray of shape (n_samples, r)
+        """
+        p = Vt.shape[0]
+        Vt = np.ascontiguousarray(Vt, dtype=np.float64)
+        n_dense, where, shift = self._dense_part(p)
+        Vd = np.ascontiguousarray(Vt[where])
+
+        def work(b):
+            part = out[b.start:b.stop]
+            dense_matmul(b.dense, shift, n_dense, Vd, part)
+            self._groups_matmul(b, Vt, part)
+
+        self._map(work)
+        return out
+
+    def rmatmul(self, M, p):
+        """``X[:, :p].T @ M`` for ``M`` of shape (n_samples, r): shape (p, r).
+
+        Parameters
+        ----------
+        M : ndarray of shape (n_samples, r)
+            Float64, C order.
+        p : int
+            Columns used.
+
+        Returns
+        -------
+        product : ndarray of shape (p, r)
+        """
+        M = np.ascontiguousarray(M, dtype=np.float64)
+        n_dense, where, shift = self._dense_part(p)
+
+        def work(b):
+            part = np.zeros((p, M.shape[1]))
+            dense = np.empty((n_dense, M.shape[1]))
+            dense_rmatmul(b.dense, shift, n_dense, M[b.start:b.stop], dense)
+            part[where] = dense
+            self._groups_rmatmul(b, M[b.start:b.stop], part)
+            return part
+
+        return sum(self._map(work)) if p else np.zeros((0, M.shape[1]))
+
+    def value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
+        """The fused pass: loss sum and gradient at ``scores = X[:, :p] @ Wt + intercept``.
+
+        Parameters
+        ----------
+        Wt : ndarray of shape (p, n_scores)
+            Coefficients on the first ``p`` columns.
+        intercept : ndarray of shape (n_scores,)
+        loss : MulticlassLogisticLoss or BinaryLogisticLoss
+        y : ndarray of shape (n_samples,), intp
+        sample_weight : ndarray of shape (n_samples,) or None
+        scores, residual : ndarray of shape (n_samples, n_scores)
+            Overwritten with the scores and the rows ``w_i (p_i - e_{y_i})``.
+
+        Returns
+        -------
+        loss_sum : float
+            ``sum_i w_i l_i``.
+        grad_Wt : ndarray of shape (p, n_scores)
+            ``X[:, :p].T @ residual``.
+        grad_intercept : ndarray of shape (n_scores,)
+            The column sums of ``residual``.
+        """
+        p, k = Wt.shape
+        Wt = np.ascontiguousarray(Wt, dtype=np.float64)
+        intercept = np.ascontiguousarray(intercept, dtype=np.float64)
+        n_dense, where, shift = self._dense_part(p)
+        Vd = np.ascontiguousarray(Wt[where])
+
+        def work(b):
+            rows = slice(b.start, b.stop)
+            w = None if sample_weight is None else sample_weight[rows]
+            grad = np.zeros((p, k))
+            dense, g_b = np.empty((n_dense, k)), np.empty(k)
+            groups = [g for g in b.groups if g[0] < p]
+            if not groups:
+                value = dense_value_grad(b.dense, shift, n_dense, Vd, intercept, y[rows], w,
+                                         loss.margin, loss.binary, scores[rows],
+                                         residual[rows], dense, g_b)
+            else:  # row-sparse groups add to the scores first
+                dense_matmul(b.dense, shift, n_dense, Vd, scores[rows])
+                self._groups_matmul(b, Wt, scores[rows])
+                scores[rows] += intercept
+                value = loss.sum_gradient(scores[rows], y[rows], w, residual[rows])
+                dense_rmatmul(b.dense, shift, n_dense, residual[rows], dense)
+                self._groups_rmatmul(b, residual[rows], grad)
+                g_b = residual[rows].sum(axis=0)
+            grad[where] = dense
+            return value, grad, g_b
+
+        parts = self._map(work)
+        return (sum(v for v, _, _ in parts), sum(g for _, g, _ in parts),
+                sum(g for _, _, g in parts))
+
+    @staticmethod
+    def _groups_matmul(b, Vt, out):
+        p = Vt.shape[0]
+        for first, rows, values in b.groups:
+            if first < p:
+                out[rows] += values @ Vt[first:first + values.shape[1]]
+
+    @staticmethod
+    def _groups_rmatmul(b, M, out):
+        p = out.shape[0]
+        for first, rows, values in b.groups:
+            if first < p:
+                out[first:first + values.shape[1]] = values.T @ M[rows]
+
+
+class SparseColumns:
+    """``X - 1 mu^T`` for a sparse (CSC) ``X`` without forming it: the mixed-norm design.
+
+    With an intercept, ``W x + b = W (x - mu) + (b + W mu)`` and the penalty
+    does not involve ``b``: solving on centred columns is the same problem,
+    much better conditioned for positive features (the pairwise products).
+    Sparse data stays sparse and the offset is applied in the products
+    (dense data goes to :meth:`SelectedColumns.from_dense`, centred).
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_samples, n_columns)
+        CSC, float64.
+    mu : ndarray of shape (n_columns,) or None
+        Column offsets.
+    """
+
+    def __init__(self, X, mu):
+        self.X = sp.csc_matrix(X, dtype=np.float64)
+        self.mu = mu
+        self.n_samples, self.n_columns = self.X.shape
+        # the largest |x_ij - mu_j| is at the column's extremes or at a zero
+        top = abs(self.X).max(axis=0).toarray().ravel()
+        self.scale = top + (0.0 if mu is None else np.abs(mu))
+
+    def take(self, cols):
+        """The columns ``cols``, as a new design."""
+        return SparseColumns(self.X[:, cols], None if self.mu is None else self.mu[cols])
+
+    def matmul(self, Vt, out):
+        """``out = (X - 1 mu^T) @ Vt``; see :meth:`SelectedColumns.matmul`."""
+        out[:] = np.asarray(self.X @ Vt)
+        if self.mu is not None:
+            out -= self.mu @ Vt
+        return out
+
+    def rmatmul(self, M, p):
+        """``(X - 1 mu^T)[:, :p].T @ M``; see :meth:`SelectedColumns.rmatmul`."""
+        G = np.asarray(self.X[:, :p].T @ M)
+        if self.mu is not None:
+            G -= np.outer(self.mu[:p], M.sum(axis=0))
         return G
 
-    def _gradient_part(self, R, G, share, dense):
-        n_columns = G.shape[1]
-        if dense:
-            columns, cols = self._dense_part(n_columns)
-            if columns.shape[1]:
-                G[:, cols] = R.T @ columns
-        for i in share:
-            start, rows, values = self._blocks[i]
-            if start < n_columns:
-                G[:, start : start + values.shape[1]] = R[rows].T @ values
+    def value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
+        """Loss sum and gradients; see :meth:`SelectedColumns.value_grad`."""
+        self.matmul(Wt, scores)
+        scores += intercept
+        value = loss.sum_gradient(scores, y, sample_weight, residual)
+        return value, self.rmatmul(residual, Wt.shape[0]), residual.sum(axis=0)
+
+
+def hessian_rows_numpy(P, sample_weight, V):
+    """NumPy twin of ``hessian_rows``: ``V[:, j] w_i (diag(p_i) - p_i p_i^T)``, packed."""
+    n, k = P.shape
+    rows, cols = np.triu_indices(k)
+    D = -P[:, rows] * P[:, cols]
+    D[:, rows == cols] += P
+    if sample_weight is not None:
+        D *= sample_weight[:, None]
+    return (V[:, :, None] * D[:, None, :]).reshape(n, -1)

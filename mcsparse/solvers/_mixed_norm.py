@@ -18,14 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ..loss import MixedNorm
+from ..loss._penalties import MIXED_NORMS as PENALTIES
 from ..utils.validation import check_solver_data
-
-PENALTIES = ("l1/l2", "l1/linf")
+from ._design import SelectedColumns, SparseColumns
+from ._objective import LinearObjective
+from ._refit import CarriedCurvature, solve
 
 
 @dataclass
@@ -73,195 +74,29 @@ class MixedNormPath:
     n_not_converged: int
 
 
-# --------------------------------------------------------------------------
-# norms, proximal operators, optimality conditions (column-wise on (k, m))
-# --------------------------------------------------------------------------
+def _design(X, mu):
+    """The column store of ``X - 1 mu^T``: centred dense float64, or sparse with offsets."""
+    if sp.issparse(X):
+        return SparseColumns(X, mu)
+    return SelectedColumns.from_dense(X if mu is None else X - mu)
 
 
-def _l1_ball_projection(V, radius):
-    """Project every column of ``V`` (k, m) onto the l1 ball of ``radius``.
-
-    The sort-based algorithm (Duchi, Shalev-Shwartz, Singer, Chandra 2008):
-    with ``u`` the sorted absolute values, ``theta = (sum_{i<=rho} u_i - r) / rho``
-    for the largest ``rho`` with ``u_rho > theta``; the projection is
-    ``sign(v) * max(|v| - theta, 0)``, or ``v`` itself inside the ball.
-    """
-    if radius <= 0:
-        return np.zeros_like(V)
-    A = np.abs(V)
-    inside = A.sum(axis=0) <= radius
-    U = -np.sort(-A, axis=0)  # descending in each column
-    css = np.cumsum(U, axis=0) - radius
-    idx = np.arange(1, V.shape[0] + 1)[:, None]
-    cond = U - css / idx > 0
-    # rho = last index (1-based) where cond holds; cond holds at index 1
-    # whenever the column is outside the ball (u_1 > u_1 - r)
-    rho = V.shape[0] - np.argmax(cond[::-1], axis=0)
-    theta = css[rho - 1, np.arange(V.shape[1])] / rho
-    theta = np.where(inside, 0.0, np.maximum(theta, 0.0))
-    return np.sign(V) * np.maximum(A - theta, 0.0)
+def _take(design, X, mu, cols):
+    """The working set ``cols`` of the design."""
+    if sp.issparse(X):
+        return design.take(cols)
+    return SelectedColumns.from_dense((X[:, cols] if mu is None else X[:, cols] - mu[cols]))
 
 
-def group_norms(W, penalty):
-    """``||W[:, j]||_q`` for every column: q = 2 (``"l1/l2"``) or inf."""
-    if W.shape[0] == 0:
-        return np.zeros(W.shape[1])
-    if penalty == "l1/l2":
-        return np.sqrt(np.einsum("ij,ij->j", W, W))
-    return np.abs(W).max(axis=0)
-
-
-def dual_group_norms(G, penalty):
-    """Dual norms of the columns: l2 for ``"l1/l2"``, l1 for ``"l1/linf"``."""
-    if penalty == "l1/l2":
-        return np.sqrt(np.einsum("ij,ij->j", G, G))
-    return np.abs(G).sum(axis=0)
-
-
-def prox_mixed_norm(V, tau, penalty):
-    """Proximal operator of ``tau * sum_j ||V[:, j]||_q``, column by column.
-
-    ``"l1/l2"``: group soft-thresholding ``v * max(0, 1 - tau / ||v||_2)``.
-    ``"l1/linf"``: Moreau, ``v - P_{||.||_1 <= tau}(v)``.
-    """
-    if penalty == "l1/l2":
-        norms = group_norms(V, penalty)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(norms > tau, 1.0 - tau / norms, 0.0)
-        return V * scale
-    return V - _l1_ball_projection(V, tau)
-
-
-def kkt_violation(W, G, lam, penalty):
-    """Per-column violation of ``0 in G[:, j] + lam * d||W[:, j]||_q``, over ``lam``.
-
-    Parameters
-    ----------
-    W : ndarray of shape (n_classes, m)
-    G : ndarray of shape (n_classes, m)
-        Gradient of the smooth part ``L`` at ``W``.
-    lam : float
-        Penalty level, positive.
-    penalty : {"l1/l2", "l1/linf"}
-
-    Returns
-    -------
-    violation : ndarray of shape (m,)
-        Zero columns: ``max(0, ||G_j||_{q*} - lam) / lam`` (``q*`` the dual
-        norm). Non-zero columns, l1/l2: ``||G_j + lam W_j / ||W_j||_2||_2 / lam``;
-        l1/linf: the larger of ``max(0, ||G_j||_1 - lam) / lam`` and
-        ``|<G_j, W_j> + lam ||W_j||_inf| / (lam ||W_j||_inf)`` (``-G_j / lam``
-        is a subgradient of the l_inf norm at ``W_j`` iff its l1 norm is at
-        most one and it attains ``<u, W_j> = ||W_j||_inf``).
-    """
-    norms = group_norms(W, penalty)
-    dual = dual_group_norms(G, penalty)
-    nz = norms > 0
-    out = np.maximum(dual - lam, 0.0) / lam
-    if not nz.any():
-        return out
-    Wn, Gn, nn = W[:, nz], G[:, nz], norms[nz]
-    if penalty == "l1/l2":
-        out[nz] = np.sqrt(((Gn + lam * Wn / nn) ** 2).sum(axis=0)) / lam
-    else:
-        fenchel = np.abs(np.einsum("ij,ij->j", Gn, Wn) + lam * nn) / (lam * nn)
-        out[nz] = np.maximum(out[nz], fenchel)
-    return out
-
-
-# --------------------------------------------------------------------------
-# smooth part
-# --------------------------------------------------------------------------
-
-
-class _Design:
-    """``X - 1 mu^T`` (``mu`` = weighted column means, or none) without forming it.
-
-    With an intercept, ``W x + b = W (x - mu) + (b + W mu)`` and the penalty
-    does not involve ``b``: solving on centred columns is the same problem,
-    much better conditioned for positive features (the pairwise products).
-    Dense data is centred in a float64 copy; sparse data stays sparse and the
-    offset is applied in the products.
-    """
-
-    def __init__(self, X, mu):
-        self.sparse = sp.issparse(X)
-        if mu is not None and not self.sparse:
-            X = X - mu  # a new float64 array
-            mu = None
-        self.X = X
-        self.mu = mu
-        self.shape = X.shape
-
-    def take(self, cols):
-        if self.sparse:
-            return _Design(self.X[:, cols], None if self.mu is None else self.mu[cols])
-        return _Design(np.ascontiguousarray(self.X[:, cols]), None)
-
-    def matmul(self, W):
-        """``(X - 1 mu^T) W^T`` of shape (n_samples, k)."""
-        S = np.asarray(self.X @ W.T)
-        if self.mu is not None:
-            S = S - self.mu @ W.T
-        return S
-
-    def rmatmul(self, R):
-        """``R^T (X - 1 mu^T)`` of shape (k, n_features)."""
-        G = np.asarray(self.X.T @ R).T
-        if self.mu is not None:
-            G = G - np.outer(R.sum(axis=0), self.mu)
-        return G
-
-
-class _Smooth:
-    """``L(W, b)`` and its gradient on a column subset ``X`` (a ``_Design``).
-
-    ``L = sum_i s_i l(W x_i + b, y_i) / sum_i s_i``. The gradient w.r.t. the
-    scores is ``R / total`` with ``R[i] = s_i (p_i - e_{y_i})`` (the Cython
-    module), so ``grad_W = R^T X / total`` and ``grad_b = sum_i R[i] / total``.
-    """
-
-    def __init__(self, y, sample_weight, n_classes):
-        self.y = y
-        self.sample_weight = sample_weight
-        self.k = n_classes
-        self.total = y.shape[0] if sample_weight is None else float(sample_weight.sum())
-
-    def scores(self, X, W, b):
-        n = X.shape[0]
-        S = X.matmul(W) if W.shape[1] else np.zeros((n, self.k))
-        S = np.ascontiguousarray(S, dtype=np.float64)
-        S += b
-        return S
-
-    def loss_residual(self, S):
-        """(mean loss, R) at scores ``S``; ``R`` unnormalised, see class doc."""
-        R = np.empty_like(S)
-        loss = _loss_gradient(S, self.y, self.sample_weight, R)
-        return loss / self.total, R
-
-    def grad_W(self, X, R):
-        """``R^T X / total`` of shape (k, m), by one BLAS (or sparse) product."""
-        if X.shape[1] == 0:
-            return np.zeros((self.k, 0))
-        return X.rmatmul(R) / self.total
-
-    def grad_b(self, R):
-        return R.sum(axis=0) / self.total
-
-
-def _fit_intercept_only(smooth, n_samples, tol):
-    """Best intercept at ``W = 0`` (L-BFGS on k parameters), centred."""
-    k = smooth.k
-
-    def fun(b):
-        S = np.ascontiguousarray(np.broadcast_to(b, (n_samples, k)), dtype=np.float64)
-        loss, R = smooth.loss_residual(S)
-        return loss, smooth.grad_b(R)
-
-    res = minimize(fun, np.zeros(k), jac=True, method="L-BFGS-B",
-                   options={"gtol": tol, "ftol": 0.0, "maxiter": 1000})
-    return res.x - res.x.mean()
+def _fit_intercept_only(objective):
+    """Best intercept at ``W = 0`` (the refit engine on ``k`` parameters), centred."""
+    curvature = CarriedCurvature()
+    params = np.zeros(objective.n_intercept)
+    objective.value_grad(params, 0)
+    curvature.reset(objective, 0, 0)
+    params = solve(objective, params, 0, gtol=1e-12, max_iter=1000,
+                   curvature=curvature).params
+    return params - params.mean()
 
 
 def _lipschitz_bound(X, sample_weight, total, fit_intercept, n_power=30, seed=0):
@@ -269,19 +104,22 @@ def _lipschitz_bound(X, sample_weight, total, fit_intercept, n_power=30, seed=0)
 
     The Hessian of the soft-max w.r.t. one score row is ``diag(p) - p p^T``,
     whose largest eigenvalue is at most 1/2. The spectral norm is estimated
-    by power iteration on the ``_Design`` ``X`` (an underestimate is
+    by power iteration on the column store ``X`` (an underestimate is
     harmless: backtracking corrects it).
     """
-    n, d = X.shape
+    n, d = X.n_samples, X.n_columns
     s = np.ones(n) if sample_weight is None else sample_weight
     rng = np.random.default_rng(seed)
     v = rng.standard_normal(d + int(fit_intercept))
     sq = 0.0
+    u = np.empty((n, 1))
     for _ in range(n_power):
         v /= np.linalg.norm(v)
-        u = X.matmul(v[None, :d]).ravel() + (v[d] if fit_intercept else 0.0)
-        u = s * u
-        w = X.rmatmul(u[:, None]).ravel()
+        X.matmul(v[:d, None], u)
+        if fit_intercept:
+            u += v[d]
+        u *= s[:, None]
+        w = X.rmatmul(u, d).ravel()
         if fit_intercept:
             w = np.append(w, u.sum())
         sq = float(np.linalg.norm(w))
@@ -296,9 +134,17 @@ def _lipschitz_bound(X, sample_weight, total, fit_intercept, n_power=30, seed=0)
 # --------------------------------------------------------------------------
 
 
-def _fista(Xw, smooth, W, b, lam, penalty, fit_intercept, L, tol, max_iter,
-           check_every=10):
-    """Accelerated proximal gradient on the columns ``Xw``; returns a state dict.
+def _violation(objective, norm, W, R):
+    """Largest relative KKT violation at ``W`` (intercept's gradient included)."""
+    G, gb = objective.gradient_at(R, W.shape[1])
+    viol = float(norm.kkt_violation(W, G).max(initial=0.0)) if W.shape[1] else 0.0
+    if objective.fit_intercept:
+        viol = max(viol, float(np.abs(gb).max()) / norm.lam)
+    return viol
+
+
+def _fista(objective, W, b, norm, L, tol, max_iter, check_every=10):
+    """Accelerated proximal gradient on the objective's columns; returns a state dict.
 
     Backtracking (the step ``1/L`` is halved until the quadratic upper bound
     holds at the new point), momentum ``t_{k+1} = (1 + sqrt(1 + 4 t_k^2)) / 2``
@@ -308,36 +154,26 @@ def _fista(Xw, smooth, W, b, lam, penalty, fit_intercept, L, tol, max_iter,
     ``X W^T`` and one ``R^T X`` per iteration. Every ``check_every`` iterations
     the KKT violation at the current iterate costs one more ``R^T X``.
     """
-    W = W.copy()
-    b = b.copy()
-    S = smooth.scores(Xw, W, b)
-    loss, R = smooth.loss_residual(S)
+    p, fit_intercept = W.shape[1], objective.fit_intercept
+    S = objective.scores_at(W, b)
+    loss, R = objective.loss_at(S)
     Wy, by, Sy, loss_y, Ry = W, b, S, loss, R
-    t = 1.0
-    viol = np.inf
-    it = 0
+    t, viol, it = 1.0, np.inf, 0
     while it < max_iter:
-        # optimality of the current iterate (cheap relative to max_iter)
-        if it % check_every == 0:
-            G = smooth.grad_W(Xw, R)
-            v = kkt_violation(W, G, lam, penalty) if W.shape[1] else np.zeros(0)
-            viol = float(v.max(initial=0.0))
-            if fit_intercept:
-                viol = max(viol, float(np.abs(smooth.grad_b(R)).max()) / lam)
+        if it % check_every == 0:  # optimality of the current iterate
+            viol = _violation(objective, norm, W, R)
             if viol <= tol:
                 break
         it += 1
-        Gy = smooth.grad_W(Xw, Ry)
-        gby = smooth.grad_b(Ry) if fit_intercept else None
+        Gy, gby = objective.gradient_at(Ry, p)
         while True:
-            W_new = prox_mixed_norm(Wy - Gy / L, lam / L, penalty)
+            W_new = norm.prox(Wy - Gy / L, 1.0 / L)
             b_new = by - gby / L if fit_intercept else by
-            S_new = smooth.scores(Xw, W_new, b_new)
-            loss_new, R_new = smooth.loss_residual(S_new)
-            dW = W_new - Wy
+            S_new = objective.scores_at(W_new, b_new)
+            loss_new, R_new = objective.loss_at(S_new)
+            dW, db = W_new - Wy, b_new - by
             quad = np.vdot(Gy, dW) + 0.5 * L * np.vdot(dW, dW)
             if fit_intercept:
-                db = b_new - by
                 quad += np.dot(gby, db) + 0.5 * L * np.dot(db, db)
             # a relative slack keeps rounding from inflating L forever
             if loss_new <= loss_y + quad + 1e-13 * max(1.0, abs(loss_y)):
@@ -353,30 +189,51 @@ def _fista(Xw, smooth, W, b, lam, penalty, fit_intercept, L, tol, max_iter,
                 )
         # adaptive restart: <y - x_new, x_new - x_old> > 0
         dx = W_new - W
-        restart = np.vdot(Wy - W_new, dx)
-        if fit_intercept:
-            restart += np.dot(by - b_new, b_new - b)
+        restart = np.vdot(Wy - W_new, dx) + np.dot(by - b_new, b_new - b)
         if restart > 0:
             t = 1.0
         t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
         beta = (t - 1.0) / t_new
         t = t_new
         if beta > 0:
-            Wy = W_new + beta * dx
-            by = b_new + beta * (b_new - b)
+            Wy, by = W_new + beta * dx, b_new + beta * (b_new - b)
             Sy = S_new + beta * (S_new - S)
-            loss_y, Ry = smooth.loss_residual(Sy)
+            loss_y, Ry = objective.loss_at(Sy)
         else:
             Wy, by, Sy, loss_y, Ry = W_new, b_new, S_new, loss_new, R_new
         W, b, S, loss, R = W_new, b_new, S_new, loss_new, R_new
     else:
-        G = smooth.grad_W(Xw, R)
-        v = kkt_violation(W, G, lam, penalty) if W.shape[1] else np.zeros(0)
-        viol = float(v.max(initial=0.0))
-        if fit_intercept:
-            viol = max(viol, float(np.abs(smooth.grad_b(R)).max()) / lam)
+        viol = _violation(objective, norm, W, R)
     return {"W": W, "b": b, "R": R, "loss": loss, "L": L, "n_iter": it,
-            "violation": viol}
+            "violation": viol, "total": objective.total}
+
+
+def _solve_level(X, mu, design, objective_on, W, b, norm, L, tol, max_iter, ws):
+    """Solve at one ``lambda`` on a working set grown until the KKT conditions hold.
+
+    Returns ``(W, b, state, G, L, n_iter)``; ``G`` the gradient on all
+    columns at the solution.
+    """
+    k, n_features = W.shape
+    total_iter = 0
+    while True:
+        cols = np.flatnonzero(ws)
+        # one BLAS thread: the products are n_samples x (few columns),
+        # where threads cost more than they give (as in ShareBoost's refit)
+        with threadpool_limits(limits=1, user_api="blas"):
+            state = _fista(objective_on(_take(design, X, mu, cols)), W[:, cols], b, norm,
+                           L, tol, max_iter - total_iter)
+        total_iter += state["n_iter"]
+        # relax the step again for the next solve (backtracking only grows it)
+        L = max(state["L"] / 2.0, 1e-12)
+        W = np.zeros((k, n_features))
+        W[:, cols] = state["W"]
+        b = state["b"]
+        G, _ = objective_on(design).gradient_at(state["R"], n_features)
+        outside = ~ws & (norm.dual_norms(G) > norm.lam * (1.0 + tol))
+        if not outside.any() or total_iter >= max_iter:
+            return W, b, state, G, L, total_iter
+        ws |= outside
 
 
 def mixed_norm_path(
@@ -495,32 +352,84 @@ def mixed_norm_path(
     start = time.perf_counter()
     X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
                                             accept_sparse=("csr", "csc"))
-    if sp.issparse(X):
-        X = sp.csc_matrix(X, dtype=np.float64)
-    else:
-        X = np.asarray(X, dtype=np.float64)
+    X = sp.csc_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, np.float64)
     n_samples, n_features = X.shape
     k = int(n_classes)
-    smooth = _Smooth(y, sample_weight, k)
     mu = None
     if fit_intercept:
         s = np.ones(n_samples) if sample_weight is None else sample_weight
         mu = np.asarray(X.T @ s).ravel() / s.sum()
-    X = _Design(X, mu)
+    design = _design(X, mu)
 
-    # lambda_max: gradient at W = 0 with the intercept fitted
-    b0 = (_fit_intercept_only(smooth, n_samples, tol=1e-12) if fit_intercept
-          else np.zeros(k))
-    _, R0 = smooth.loss_residual(smooth.scores(X, np.zeros((k, 0)), b0))
-    G0 = smooth.grad_W(X, R0)
-    dual0 = dual_group_norms(G0, penalty)
+    def objective_on(columns):
+        return LinearObjective(columns, y, sample_weight, n_classes=k,
+                               fit_intercept=fit_intercept)
+
+    b0, dual0, lambda_max = _lambda_max(objective_on, design, penalty, fit_intercept)
+    lambdas, n_warm = _lambda_grid(lambdas, lambda_max, n_lambdas, lambda_min_ratio, warm_up)
+    L = _lipschitz_bound(design, sample_weight, objective_on(design).total, fit_intercept)
+    W, b, dual_prev = np.zeros((k, n_features)), b0.copy(), dual0
+    lam_prev = max(lambda_max, float(lambdas[0]))
+    records = []
+    for step, lam in enumerate(lambdas):
+        norm = MixedNorm(penalty, float(lam))
+        if screening:  # the sequential strong rule, plus the active columns
+            ws = (norm.column_norms(W) > 0) | (dual_prev >= 2.0 * lam - lam_prev)
+        else:
+            ws = np.ones(n_features, dtype=bool)
+        W, b, state, G, L, total_iter = _solve_level(
+            X, mu, design, objective_on, W, b, norm, L, tol, max_iter, ws)
+        dual_prev, lam_prev = norm.dual_norms(G), float(lam)
+        if step < n_warm:
+            continue
+        records.append(_record(norm, W, b, G, mu, state, total_iter, fit_intercept))
+        if verbose > 0:
+            print(f"[MixedNorm] lambda {lam:.4g}: {records[-1]['n_active']} active, "
+                  f"objective {records[-1]['objective']:.8g}, KKT "
+                  f"{records[-1]['violation']:.2e}, {total_iter} iterations, "
+                  f"{time.perf_counter() - start:.2f} s", flush=True)
+    n_not_converged = sum(r["violation"] > tol for r in records)
+    if n_not_converged:
+        warnings.warn(
+            f"{n_not_converged} of {len(records)} lambdas reached max_iter={max_iter} "
+            f"with a KKT violation above tol={tol}; increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return MixedNormPath(
+        lambdas=np.asarray(lambdas[n_warm:], dtype=np.float64),
+        coefs=[r["W"] for r in records],
+        intercepts=[r["b"] for r in records],
+        n_active=np.array([r["n_active"] for r in records], dtype=np.intp),
+        objective=np.array([r["objective"] for r in records]),
+        kkt_violation=np.array([r["violation"] for r in records]),
+        n_iter=np.array([r["n_iter"] for r in records], dtype=np.intp),
+        lambda_max=lambda_max,
+        penalty=penalty,
+        n_not_converged=int(n_not_converged),
+    )
+
+
+def _lambda_max(objective_on, design, penalty, fit_intercept):
+    """``(b0, dual norms of the gradient at W = 0, lambda_max)``, the intercept fitted."""
+    objective = objective_on(design)
+    k = objective.n_scores
+    zero = objective_on(SelectedColumns(design.n_samples, 1))
+    b0 = _fit_intercept_only(zero) if fit_intercept else np.zeros(k)
+    _, R0 = objective.loss_at(objective.scores_at(np.zeros((k, design.n_columns)), b0))
+    G0, _ = objective.gradient_at(R0, design.n_columns)
+    dual0 = MixedNorm(penalty).dual_norms(G0)
     lambda_max = float(dual0.max(initial=0.0))
     if not np.isfinite(lambda_max):
         raise ValueError(
             "the gradient at W = 0 overflowed (lambda_max is not finite): X "
             "has values too large in magnitude; rescale X, e.g. to [-1, 1]"
         )
+    return b0, dual0, lambda_max
 
+
+def _lambda_grid(lambdas, lambda_max, n_lambdas, lambda_min_ratio, warm_up):
+    """The decreasing levels, with ``warm_up`` extra levels first: ``(lambdas, n_warm)``."""
     if lambdas is None:
         top = lambda_max if lambda_max > 0 else 1.0
         lambdas = np.geomspace(top, top * lambda_min_ratio, n_lambdas)
@@ -528,89 +437,93 @@ def mixed_norm_path(
         lambdas = np.sort(np.asarray(lambdas, dtype=np.float64).ravel())[::-1]
         if lambdas.size == 0 or not np.all(np.isfinite(lambdas)) or lambdas[-1] <= 0:
             raise ValueError("lambdas must be finite and positive")
-
     n_warm = 0
     if warm_up > 0 and lambdas[0] < lambda_max:
         warm = np.geomspace(lambda_max, lambdas[0], int(warm_up) + 2)[1:-1]
         n_warm = warm.shape[0]
         lambdas = np.concatenate([warm, lambdas])
+    return lambdas, n_warm
 
-    L = _lipschitz_bound(X, sample_weight, smooth.total, fit_intercept)
-    W = np.zeros((k, n_features))
-    b = b0.copy()
-    dual_prev = dual0
-    lam_prev = max(lambda_max, float(lambdas[0]))
-    coefs, intercepts, n_active, objs, viols, n_iters = [], [], [], [], [], []
-    n_not_converged = 0
-    for step, lam in enumerate(lambdas):
-        lam = float(lam)
-        active = group_norms(W, penalty) > 0
-        if screening:
-            ws = active | (dual_prev >= 2.0 * lam - lam_prev)
-        else:
-            ws = np.ones(n_features, dtype=bool)
-        total_iter = 0
-        while True:
-            cols = np.flatnonzero(ws)
-            # one BLAS thread: the products are n_samples x (few columns),
-            # where threads cost more than they give (as in ShareBoost's refit)
-            with threadpool_limits(limits=1, user_api="blas"):
-                state = _fista(X.take(cols), smooth, W[:, cols], b, lam, penalty,
-                               fit_intercept, L, tol, max_iter - total_iter)
-            total_iter += state["n_iter"]
-            # relax the step again for the next solve (backtracking only grows it)
-            L = max(state["L"] / 2.0, 1e-12)
-            W = np.zeros((k, n_features))
-            W[:, cols] = state["W"]
-            b = state["b"]
-            G = smooth.grad_W(X, state["R"])
-            dual_prev = dual_group_norms(G, penalty)
-            outside = ~ws & (dual_prev > lam * (1.0 + tol))
-            if not outside.any() or total_iter >= max_iter:
-                break
-            ws |= outside
-        v = kkt_violation(W, G, lam, penalty)
-        viol = float(v.max(initial=0.0))
-        if fit_intercept:
-            viol = max(viol, float(np.abs(smooth.grad_b(state["R"])).max()) / lam)
-        norms = group_norms(W, penalty)
-        obj = state["loss"] + lam * float(norms.sum())
-        lam_prev = lam
-        if step < n_warm:
-            continue
-        if viol > tol:
-            n_not_converged += 1
-        coefs.append(W.copy())
-        # back from centred columns; centred, as the loss is shift invariant
-        b_out = b - W @ mu if fit_intercept else b.copy()
-        intercepts.append(b_out - b_out.mean() if fit_intercept else b_out)
-        n_active.append(int(np.count_nonzero(norms)))
-        objs.append(obj)
-        viols.append(viol)
-        n_iters.append(total_iter)
-        if verbose > 0:
-            print(
-                f"[MixedNorm] lambda {lam:.4g}: {n_active[-1]} active, "
-                f"objective {obj:.8g}, KKT {viol:.2e}, {total_iter} iterations, "
-                f"{time.perf_counter() - start:.2f} s",
-                flush=True,
-            )
-    if n_not_converged:
-        warnings.warn(
-            f"{n_not_converged} of {len(lambdas) - n_warm} lambdas reached max_iter={max_iter} "
-            f"with a KKT violation above tol={tol}; increase max_iter or tol.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    return MixedNormPath(
-        lambdas=np.asarray(lambdas[n_warm:], dtype=np.float64),
-        coefs=coefs,
-        intercepts=intercepts,
-        n_active=np.array(n_active, dtype=np.intp),
-        objective=np.array(objs),
-        kkt_violation=np.array(viols),
-        n_iter=np.array(n_iters, dtype=np.intp),
-        lambda_max=lambda_max,
-        penalty=penalty,
-        n_not_converged=n_not_converged,
-    )
+
+def _record(norm, W, b, G, mu, state, n_iter, fit_intercept):
+    """What the path returns for one level (back from centred columns)."""
+    viol = float(norm.kkt_violation(W, G).max(initial=0.0))
+    if fit_intercept:
+        viol = max(viol, float(np.abs(state["R"].sum(axis=0)).max() / state["total"]) / norm.lam)
+    b_out = b - W @ mu if mu is not None else b.copy()
+    if mu is not None:  # centred, as the loss is shift invariant
+        b_out = b_out - b_out.mean()
+    return {"W": W.copy(), "b": b_out, "n_active": int(np.count_nonzero(norm.column_norms(W))),
+            "objective": state["loss"] + norm.value(W), "violation": viol, "n_iter": n_iter}
+
+
+def debias(X, y, W, b, *, n_classes, fit_intercept=True, sample_weight=None, tol=1e-4,
+           max_iter=1000):
+    """Refit the non-zero columns of ``W`` without penalty (the relaxed group lasso).
+
+    The support comes from the penalised problem, the coefficients from the
+    bare loss, minimised by the refit engine of ShareBoost
+    (:mod:`mcsparse.solvers._refit`) from ``(W, b)``, on centred columns
+    when ``fit_intercept``, to the same relative tolerance: the largest
+    entry of the gradient at most ``tol`` times the loss at the start.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Training data (validated by the caller).
+    y : ndarray of shape (n_samples,), dtype intp
+        Class indices.
+    W : ndarray of shape (n_classes, n_features)
+        Penalised coefficients; their non-zero columns are refitted.
+    b : ndarray of shape (n_classes,)
+        Penalised intercept (zeros without intercept).
+    n_classes : int
+        Number of classes.
+    fit_intercept : bool, default=True
+        Refit the intercept too.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Non-negative weights.
+    tol : float, default=1e-4
+        Relative tolerance.
+    max_iter : int, default=1000
+        Iteration cap.
+
+    Returns
+    -------
+    W : ndarray of shape (n_classes, n_features)
+        Zero outside the support.
+    b : ndarray of shape (n_classes,)
+        Centred to sum zero (zeros without intercept).
+    n_iter : int
+        Iterations.
+    status : {"ok", "max_iter", "failed"}
+        On separable selected columns the unpenalised loss has no minimiser
+        and the refit stops at ``max_iter``.
+    """
+    support = np.flatnonzero(np.any(W != 0, axis=0))
+    t = support.size
+    if t == 0 and not fit_intercept:
+        return W.copy(), b.copy(), 0, "ok"
+    X_sel = X[:, support]
+    X_sel = X_sel.toarray() if sp.issparse(X_sel) else X_sel
+    columns = SelectedColumns(X.shape[0], max(t, 1))
+    if t:
+        columns.put(X_sel, 0, center=fit_intercept, sample_weight=sample_weight)
+    objective = LinearObjective(columns, y, sample_weight, n_classes=n_classes,
+                                fit_intercept=fit_intercept)
+    W_sel = W[:, support]
+    params = objective.pack(W_sel, b + W_sel @ columns.shift)
+    f, g = objective.value_grad(params, t)
+    curvature = CarriedCurvature()
+    k = objective.n_scores
+    curvature.reset(objective, t, X.shape[0] * (t + 1) * t * k * (k + 1) / 2)
+    with threadpool_limits(limits=1, user_api="blas"):
+        result = solve(objective, params, t, gtol=tol * f, max_iter=max_iter,
+                       curvature=curvature, f=f, g=g)
+    params, n_iter, status = result.params, result.n_iter, result.status
+    W_sel, b_new = objective.unpack(params, t)
+    W_new = np.zeros_like(W)
+    W_new[:, support] = W_sel
+    b_new = b_new - W_sel @ columns.shift
+    b_new = b_new - b_new.mean() if fit_intercept else np.zeros(n_classes)
+    return W_new, b_new, int(n_iter), status

@@ -13,22 +13,20 @@ from dataclasses import dataclass
 
 import numpy as np
 from joblib import effective_n_jobs
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..features._base import RawFeatures
-from ..loss._multiclass_logistic_fast import loss_gradient as _loss_gradient
+from ..loss import MulticlassLogisticLoss, make_penalty
+from ..loss._penalties import SMOOTH_PENALTIES
 from ..utils.validation import check_solver_data
 from ._design import SelectedColumns
-from ._selection import (
-    FULL_MAX_WORK,
-    PENALTIES,
-    SELECTION_RULES,
-    penalty_value_grad,
-    select_full,
-    select_one_column,
-)
+from ._objective import LinearObjective
+from ._refit import CarriedCurvature, solve
+from ._selection import FULL_MAX_WORK, SELECTION_RULES, select_full, select_one_column
+
+#: Statuses of a refit (see :func:`mcsparse.solvers._refit.solve`).
+_STATUSES = ("ok", "max_iter", "failed")
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ class ShareBoostRound:
         other rules the objective value its one-column update, line search
         or refit reached (lower is better).
     refit_n_iter : int
-        L-BFGS iterations of this round's refit.
+        Iterations of this round's refit (BFGS, :mod:`mcsparse.solvers._refit`).
     elapsed : float
         Seconds since the start of the fit.
     """
@@ -101,7 +99,7 @@ class ShareBoostPath:
         The selection rule's score of each selected column when it was
         selected (``ShareBoostRound.selection_score``).
     refit_n_iter : ndarray of shape (n_rounds,), dtype intp
-        L-BFGS iterations of each refit.
+        Iterations of each refit.
     n_refits_not_converged : int
         Refits that hit ``max_iter`` or failed in the line search.
     column_ptr : ndarray of shape (n_rounds + 1,), dtype intp, default=None
@@ -109,6 +107,12 @@ class ShareBoostPath:
         ``W``: one per round for single-column candidates (None, the
         default, becomes ``arange(n_rounds + 1)``), the group's width for
         groups (§3.2).
+    curvature : CarriedCurvature, default=None
+        The refit engine's curvature after the last round
+        (:mod:`mcsparse.solvers._refit`), with which ``init_path`` continues
+        the path exactly as one longer run would; None: a continued path
+        starts from the exact Hessian instead (the same model within the
+        refits' tolerance).
     """
 
     selected_features: np.ndarray
@@ -119,69 +123,11 @@ class ShareBoostPath:
     refit_n_iter: np.ndarray
     n_refits_not_converged: int
     column_ptr: np.ndarray = None
+    curvature: object = None
 
     def __post_init__(self):
         if self.column_ptr is None:
             self.column_ptr = np.arange(len(self.selected_features) + 1, dtype=np.intp)
-
-
-class _Objective:
-    """The ShareBoost refit objective restricted to the selected columns.
-
-    ``L(W, b) = sum_i w_i l(W x_i + b, y_i) / sum_i w_i + P(W)``, with ``W``
-    of shape (n_classes, p) acting on the first ``p`` selected columns
-    (``X_sel``: a 2-D array, or a :class:`SelectedColumns` store) and ``P``
-    the penalty: ``alpha ||W||_F^2`` (``"fro"``) or the smoothed
-    ``||W||_{inf,1}`` (``"linf1_smooth"``, see
-    :mod:`mcsparse.solvers._selection`). Parameters are packed as
-    ``[W.ravel(), b]``; calls take ``(params, p)``.
-    """
-
-    def __init__(self, X_sel, y, sample_weight, n_classes, alpha, fit_intercept,
-                 margin=1.0, penalty="fro", beta=10.0):
-        if not isinstance(X_sel, SelectedColumns):
-            X_sel = SelectedColumns.from_dense(X_sel)
-        self.X_sel = X_sel
-        self.penalty = penalty
-        self.beta = beta
-        self.margin = margin
-        self.y = y
-        self.sample_weight = sample_weight
-        self.k = n_classes
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        n_samples = X_sel.n_samples
-        self.total = n_samples if sample_weight is None else sample_weight.sum()
-        self.scores = np.empty((n_samples, n_classes))
-        self.residual = np.empty((n_samples, n_classes))
-
-    def unpack(self, params, p):
-        W = params[: self.k * p].reshape(self.k, p)
-        b = params[self.k * p :] if self.fit_intercept else np.zeros(self.k)
-        return W, b
-
-    def __call__(self, params, p):
-        W, b = self.unpack(params, p)
-        self.X_sel.scores(W, self.scores)
-        self.scores += b
-        # residual = w_i (p_i - e_{y_i}), the unnormalised gradient w.r.t. the scores
-        loss = _loss_gradient(self.scores, self.y, self.sample_weight, self.residual,
-                              self.margin)
-        loss /= self.total
-        grad_W = self.X_sel.gradient(self.residual, p)
-        grad_W /= self.total
-        if self.alpha > 0:
-            if self.penalty == "fro":
-                loss += self.alpha * np.dot(W.ravel(), W.ravel())
-                grad_W += 2.0 * self.alpha * W
-            else:
-                value, grad = penalty_value_grad(W, self.alpha, self.penalty, self.beta)
-                loss += value
-                grad_W += grad
-        parts = [grad_W.ravel()]
-        if self.fit_intercept:
-            parts.append(self.residual.sum(axis=0) / self.total)
-        return loss, np.concatenate(parts)
 
 
 def _checked_candidate(features, j, score, selected):
@@ -249,6 +195,255 @@ def _read_only(array):
     return array
 
 
+
+
+class _PathState:
+    """What a ShareBoost path carries from round to round.
+
+    The selected columns (a :class:`SelectedColumns` store, centred with an
+    intercept), the objective on them, the packed parameters of the last
+    refit and the curvature the refit engine carries; the records of every
+    round so far.
+    """
+
+    def __init__(self, features, y, *, n_classes, n_rounds, loss, penalty,
+                 fit_intercept, sample_weight, tol, max_iter):
+        n_samples = y.shape[0]
+        # A family that runs on threads (n_jobs) shares them with the refit.
+        n_jobs = getattr(features, "n_jobs", None)
+        n_threads = effective_n_jobs(n_jobs) if isinstance(n_jobs, (int, np.integer)) else 1
+        self.features = features
+        self.widths = candidate_widths(features)
+        self.columns = SelectedColumns(n_samples, n_rounds, n_threads=n_threads)
+        self.objective = LinearObjective(self.columns, y, sample_weight, n_classes=n_classes,
+                                         loss=loss, penalty=penalty,
+                                         fit_intercept=fit_intercept)
+        self.curvature = CarriedCurvature()
+        self._threadpools = ThreadpoolController()
+        self.fit_intercept, self.sample_weight = fit_intercept, sample_weight
+        self.tol, self.max_iter = tol, max_iter
+        self.stops = dict.fromkeys(_STATUSES, 0)
+        self.selected, self.column_ptr = [], [0]
+        self.coefs, self.intercepts, self.losses, self.scores, self.n_iters = [], [], [], [], []
+        self.params = np.zeros(self.objective.n_intercept)
+        self.loss, self.grad = self.objective.value_grad(self.params, 0)
+
+    @property
+    def p(self):
+        """Columns selected so far."""
+        return self.column_ptr[-1]
+
+    def width(self, j):
+        return 1 if self.widths is None else int(self.widths[j])
+
+    def border_work(self, first, p):
+        """Cost of the exact bordering of columns ``first .. p``."""
+        k = self.objective.n_scores
+        return self.columns.n_samples * (p + 1) * (p - first) * k * (k + 1) / 2
+
+    def start(self):
+        """Round 0: ``W = 0`` and, with an intercept, the best intercept-only model."""
+        if self.fit_intercept:
+            self.curvature.reset(self.objective, 0, 0)
+            result = self.refit(self.params, 0)
+            self.params, self.loss, self.grad = result.params, result.value, result.grad
+            self.stops[result.status] += 1
+
+    def resume(self, path):
+        """Continue ``path``: its columns, and its last ``W`` and intercept."""
+        self.selected = [int(j) for j in path.selected_features]
+        self.column_ptr = [int(q) for q in path.column_ptr]
+        for t, j in enumerate(self.selected):
+            self.put(j, self.column_ptr[t])
+        self.coefs, self.intercepts = list(path.coefs), list(path.intercepts)
+        self.losses, self.scores = list(path.train_loss), list(path.selection_scores)
+        self.n_iters = list(path.refit_n_iter)
+        k, p = self.objective.n_scores, self.p
+        W = np.asarray(self.coefs[-1], dtype=np.float64) if self.coefs else np.zeros((k, 0))
+        b = np.asarray(self.intercepts[-1], dtype=np.float64) if self.coefs else np.zeros(k)
+        self.params = self.objective.pack(W, b + W @ self.columns.shift[:p])
+        with self.one_blas_thread():
+            self.loss, self.grad = self.objective.value_grad(self.params, p)
+            if path.curvature is not None and path.curvature.n_params == self.params.size:
+                self.curvature = path.curvature.copy()
+            else:
+                self.curvature.reset(self.objective, p, self.border_work(0, p))
+
+    def put(self, j, start):
+        """Store candidate ``j``'s training columns from column ``start`` on."""
+        block = _training_block(self.features, j, self.columns.n_samples, self.width(j))
+        self.columns.put(block, start, center=self.fit_intercept,
+                         sample_weight=self.sample_weight)
+
+    def one_blas_thread(self):
+        """Context: BLAS on one thread.
+
+        The refit's products are n_samples x (few columns): BLAS threads cost
+        more than they give (measured 4x slower with 2 threads on 2 cores);
+        the store runs its row blocks on threads instead.
+        """
+        return self._threadpools.limit(limits=1, user_api="blas")
+
+    def refit(self, params, p, curvature=None, f=None, g=None):
+        """Refit on ``p`` columns from ``params`` (value ``f``, gradient ``g`` if known).
+
+        Returns a :class:`~mcsparse.solvers._refit.Refit`. The tolerance is
+        relative to the objective at the warm start: the gradient's scale
+        falls with the loss, so an absolute tolerance would leave W
+        unchanged (zero iterations) late on a path whose loss is small.
+        """
+        curvature = self.curvature if curvature is None else curvature
+        with self.one_blas_thread():
+            if f is None:
+                f, g = self.objective.value_grad(params, p)
+            gtol = self.tol * f
+            result = solve(self.objective, params, p, gtol=gtol, max_iter=self.max_iter,
+                           curvature=curvature, f=f, g=g)
+            if result.status == "failed" and curvature.dense:
+                # the carried curvature may have gone stale: once more from
+                # the exact Hessian at the last point
+                curvature.reset(self.objective, p, self.border_work(0, p))
+                again = solve(self.objective, result.params, p, gtol=gtol,
+                              max_iter=self.max_iter - result.n_iter, curvature=curvature,
+                              f=result.value, g=result.grad)
+                again.n_iter += result.n_iter
+                result = again
+            return result
+
+    def add(self, j, start, curvature=None):
+        """Put candidate ``j`` at ``start``, extend the curvature and refit.
+
+        Returns ``(refit, curvature)``; the curvature (the path's own unless
+        given) is updated in place, the rest of the path's state changes only
+        through :meth:`accept`. The objective was last evaluated at the
+        current model, whose scores the new zero coefficients keep.
+        """
+        curvature = self.curvature if curvature is None else curvature
+        self.put(j, start)
+        p_new = self.columns.n_columns
+        params = np.concatenate([self.params, np.zeros(self.objective.n_scores * (p_new - start))])
+        with self.one_blas_thread():
+            grad = self.objective.grow(self.grad, start, p_new)
+            curvature.extend(self.objective, start, p_new, self.border_work(start, p_new))
+        return self.refit(params, p_new, curvature, self.loss, grad), curvature
+
+    def accept(self, j, score, result):
+        """Make ``result`` (of :meth:`add`) the new state; record round ``j``."""
+        refit, self.curvature = result
+        self.params, self.loss, self.grad = refit.params, refit.value, refit.grad
+        nit = refit.n_iter
+        self.stops[refit.status] += 1
+        self.selected.append(j)
+        self.column_ptr.append(self.columns.n_columns)
+        p = self.p
+        W, b = self.objective.unpack(self.params, p)
+        self.coefs.append(_read_only(W.copy()))
+        self.intercepts.append(_read_only(b - W @ self.columns.shift[:p]))
+        self.losses.append(self.loss)
+        self.scores.append(score)
+        self.n_iters.append(nit)
+
+    def path(self, init_path=None):
+        """The :class:`ShareBoostPath` of the rounds so far."""
+        return ShareBoostPath(
+            selected_features=np.array(self.selected, dtype=np.intp),
+            coefs=self.coefs,
+            intercepts=self.intercepts,
+            train_loss=np.array(self.losses),
+            selection_scores=np.array(self.scores),
+            refit_n_iter=np.array(self.n_iters, dtype=np.intp),
+            column_ptr=np.array(self.column_ptr, dtype=np.intp),
+            n_refits_not_converged=self.stops["max_iter"] + self.stops["failed"]
+            + (0 if init_path is None else init_path.n_refits_not_converged),
+            curvature=self.curvature.compact(),
+        )
+
+
+def _select_and_refit(state, selection):
+    """One round: choose a candidate by ``selection`` and refit; ``(j, score, result)``."""
+    features = state.features
+    excluded = np.sort(np.array(state.selected, dtype=np.intp))
+    p = state.p
+    if selection == "full":
+        def try_candidate(j):
+            state.objective.value_grad(state.params, p)  # back at the current model
+            result = state.add(j, p, state.curvature.copy())
+            return result[0].value, result
+
+        j, score, result = select_full(features, excluded, try_candidate)
+        if result is None:  # a tie broken towards a lower id than the best seen
+            state.objective.value_grad(state.params, p)
+            return j, score, state.add(j, p, state.curvature.copy())
+        state.put(j, p)  # the store holds the last candidate tried
+        state.objective.value_grad(result[0].params, state.columns.n_columns)
+        return j, score, result
+    if selection == "gradient_l1":
+        j, score = features.best_candidate(state.objective.residual, excluded)
+        j, score = _checked_candidate(features, j, score, state.selected)
+        score /= state.objective.total
+    else:  # the objective was last evaluated at the current W
+        W, _ = state.objective.unpack(state.params, p)
+        j, score = select_one_column(selection, features, excluded, state.objective, W)
+    return j, score, state.add(j, p)
+
+
+def _check_path_arguments(selection, penalty, beta, loss, margin):
+    if selection not in SELECTION_RULES:
+        raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
+    if penalty not in SMOOTH_PENALTIES:
+        raise ValueError(f"penalty must be one of {SMOOTH_PENALTIES}, got {penalty!r}")
+    if penalty == "linf1_smooth" and not beta >= 1:
+        raise ValueError(f"beta must be >= 1, got {beta}")
+    if loss is not None and margin != 1.0:
+        raise ValueError("give the margin to the loss object, not to shareboost_path, "
+                         "when loss is set")
+
+
+def _check_rule_fits(selection, features, n_samples, k, n_rounds):
+    """Refuse "full" on too large a problem, and rules other than the paper's on groups."""
+    if selection == "full":
+        work = float(features.n_candidates_) * n_samples * k * n_rounds
+        if work > FULL_MAX_WORK:
+            raise ValueError(
+                f'selection="full" refits every candidate every round: '
+                f"n_candidates * n_samples * n_classes * n_rounds = {work:.3g} "
+                f"exceeds the limit {FULL_MAX_WORK:.0e} (minutes to hours of "
+                'refits). Use "best_column" or "line_search", fewer rounds, '
+                "or a smaller problem."
+            )
+    widths = candidate_widths(features)
+    if widths is not None and selection != "gradient_l1" and np.any(widths > 1):
+        raise ValueError(
+            f"{type(features).__name__} has groups of columns as candidates; "
+            'group selection (§3.2) is implemented for selection="gradient_l1" '
+            f"only, got selection={selection!r}"
+        )
+
+
+def _warn_stops(stops, tol, max_iter):
+    if stops["max_iter"]:
+        warnings.warn(
+            f"{stops['max_iter']} of the refits stopped before reaching "
+            f"tol={tol} (max_iter={max_iter}). On separable data the unpenalised "
+            "loss has no minimiser: consider alpha > 0 or a larger max_iter.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    if stops["failed"]:
+        warnings.warn(
+            f"{stops['failed']} of the refits failed in the line search with the "
+            f"gradient still above tol={tol} (relative): the objective cannot "
+            "decrease further at float64 precision, so the refitted W is not a "
+            "minimiser to that tolerance. Either tol is below what float64 reaches "
+            "on these data, or the features are badly scaled (very large values; "
+            "rescale X, e.g. to [-1, 1] as the paper assumes), or, with alpha=0, the "
+            "selected features separate the classes and the loss has no minimiser "
+            "(consider alpha > 0).",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+
+
 def shareboost_path(
     X,
     y,
@@ -259,6 +454,7 @@ def shareboost_path(
     alpha=0.0,
     fit_intercept=True,
     margin=1.0,
+    loss=None,
     sample_weight=None,
     tol=1e-4,
     max_iter=200,
@@ -275,8 +471,9 @@ def shareboost_path(
     algorithm of [SWS2011]_ (NOTES.md, "Algorithm (ShareBoost)"). Round 0
     fits the intercept alone (when ``fit_intercept``); every round then adds
     the unselected column chosen by ``selection`` (by default the largest
-    ``||G[:, j]||_1``) and refits all selected columns by L-BFGS,
-    warm-started from the previous round.
+    ``||G[:, j]||_1``) and refits all selected columns, warm-started from
+    the previous round, by BFGS with the curvature carried from round to
+    round (:mod:`mcsparse.solvers._refit`).
 
     A family whose candidates are groups of columns (``candidate_widths_``,
     e.g. anchor points, §4.2) is selected from by the group rule of §3.2:
@@ -305,16 +502,19 @@ def shareboost_path(
     fit_intercept : bool, default=True
         Fit an unpenalised intercept vector.
     margin : float, default=1.0
-        Margin of the loss: 1 is eq. (3); 0 the plain soft-max loss (for two
-        classes, the binary logistic loss used by the one-vs-rest baseline).
+        Margin of the loss: 1 is eq. (3); 0 the plain soft-max loss.
+    loss : MulticlassLogisticLoss or BinaryLogisticLoss, default=None
+        The loss (:mod:`mcsparse.loss`); None is eq. (3) with ``margin``.
+        With :class:`~mcsparse.loss.BinaryLogisticLoss` (``n_classes=2``),
+        ``W`` has one row, the binary problem of the one-vs-rest baseline.
     sample_weight : ndarray of shape (n_samples,), dtype float64, default=None
         Non-negative weights with a positive sum.
     tol : float, default=1e-4
-        Relative tolerance of each refit: L-BFGS stops when the largest
-        absolute entry of the gradient is below ``tol`` times the objective
-        at the refit's warm start.
+        Relative tolerance of each refit: it stops when the largest absolute
+        entry of the gradient is below ``tol`` times the objective at the
+        refit's warm start.
     max_iter : int, default=200
-        L-BFGS iteration cap of each refit.
+        Iteration cap of each refit.
     callback : callable, default=None
         Called with a :class:`ShareBoostRound` after every round; a True
         return value stops the path.
@@ -346,7 +546,7 @@ def shareboost_path(
     -------
     path : ShareBoostPath
         Selected features, per-round ``W`` and intercepts, training
-        objective, selection scores and L-BFGS iterations.
+        objective, selection scores and refit iterations.
 
     Raises
     ------
@@ -375,222 +575,36 @@ def shareboost_path(
        Efficient multiclass learning with feature sharing", NIPS 2011.
     """
     start = time.perf_counter()
-    if selection not in SELECTION_RULES:
-        raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
-    if penalty == "linf1_smooth" and not beta >= 1:
-        raise ValueError(f"beta must be >= 1, got {beta}")
+    _check_path_arguments(selection, penalty, beta, loss, margin)
     X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
                                             accept_sparse="csc")
-    n_samples = X.shape[0]
-    k = n_classes
-    if features is None:
-        features = RawFeatures().fit(X)
+    features = RawFeatures().fit(X) if features is None else features
     t0 = 0 if init_path is None else len(init_path.selected_features)
     if t0 > n_rounds:
-        raise ValueError(
-            f"init_path has {t0} rounds, more than n_rounds={n_rounds}"
-        )
-    if selection == "full":
-        work = float(features.n_candidates_) * n_samples * k * (n_rounds - t0)
-        if work > FULL_MAX_WORK:
-            raise ValueError(
-                f'selection="full" refits every candidate every round: '
-                f"n_candidates * n_samples * n_classes * n_rounds = {work:.3g} "
-                f"exceeds the limit {FULL_MAX_WORK:.0e} (minutes to hours of "
-                'refits). Use "best_column" or "line_search", fewer rounds, '
-                "or a smaller problem."
-            )
-    widths = candidate_widths(features)
-    if widths is not None and selection != "gradient_l1" and np.any(widths > 1):
-        raise ValueError(
-            f"{type(features).__name__} has groups of columns as candidates; "
-            'group selection (§3.2) is implemented for selection="gradient_l1" '
-            f"only, got selection={selection!r}"
-        )
-
-    def width(j):
-        return 1 if widths is None else int(widths[j])
-
-    # Refit on centred dense columns when there is an intercept: the same
-    # model (the intercept absorbs W @ shift) and the same penalty, but about
-    # half the L-BFGS iterations on correlated, non-centred columns (stumps).
-    # A family that runs on threads (n_jobs) shares its threads with the
-    # refit's products over row-sparse groups.
-    n_jobs = getattr(features, "n_jobs", None)
-    n_threads = effective_n_jobs(n_jobs) if isinstance(n_jobs, (int, np.integer)) else 1
-    X_sel = SelectedColumns(n_samples, n_rounds, n_threads=n_threads)
-    objective = _Objective(X_sel, y, sample_weight, k, alpha, fit_intercept, margin,
-                           penalty, beta)
-    options = {
-        "maxiter": max_iter,
-        "ftol": 64 * np.finfo(float).eps,
-        "maxls": 50,
-        # 30 correction pairs instead of SciPy's 10: a quarter fewer
-        # iterations per refit on MNIST pixels (15k samples, 40 rounds)
-        "maxcor": 30,
-    }
-
-    def refit(params, t, start_loss):
-        """L-BFGS on the selected columns; returns (params, nit, status).
-
-        The tolerance is relative to the objective at the warm start: the
-        gradient's scale falls with the loss, so an absolute tolerance would
-        leave W unchanged (zero iterations) late on a path whose loss is small.
-        """
-        gtol = tol * start_loss
-        # The refit works on n_samples x t matrices with t small: BLAS threads
-        # cost more than they give (measured 4x slower with 2 threads on 2
-        # cores, NumPy's and SciPy's OpenBLAS competing), so use one.
-        with threadpool_limits(limits=1, user_api="blas"):
-            res = minimize(objective, params, args=(t,), method="L-BFGS-B",
-                           jac=True, options={**options, "gtol": gtol})
-        if res.status == 1:
-            status = "max_iter"
-        elif res.status != 0 and np.max(np.abs(res.jac), initial=0.0) > gtol:
-            # a line-search stop far from a stationary point (status 2 with
-            # a large gradient): badly scaled features, typically
-            status = "failed"
-        else:  # converged, or a line-search stop at the optimum's precision
-            status = "ok"
-        return res.x, int(res.nit), status
-
-    def put(block, start):
-        """Store a candidate's training block as the columns from ``start`` on."""
-        X_sel.put(block, start, center=fit_intercept, sample_weight=sample_weight)
-
-    stops = {"ok": 0, "max_iter": 0, "failed": 0}
+        raise ValueError(f"init_path has {t0} rounds, more than n_rounds={n_rounds}")
+    _check_rule_fits(selection, features, X.shape[0], n_classes, n_rounds - t0)
+    loss = MulticlassLogisticLoss(margin) if loss is None else loss
+    state = _PathState(features, y, n_classes=n_classes, n_rounds=n_rounds, loss=loss,
+                       penalty=make_penalty(penalty, alpha, beta),
+                       fit_intercept=fit_intercept, sample_weight=sample_weight,
+                       tol=tol, max_iter=max_iter)
     if init_path is None:
-        # Round 0: W = 0 and, with an intercept, the best intercept-only model.
-        params = np.zeros(k if fit_intercept else 0)
-        loss, _ = objective(params, 0)
-        if fit_intercept:
-            params, _, status = refit(params, 0, loss)
-            stops[status] += 1
-            loss, _ = objective(params, 0)
-        selected = []
-        coefs, intercepts, losses, sel_scores, n_iters = [], [], [], [], []
-        column_ptr = [0]
+        state.start()
     else:
-        # Continue a path: rebuild X_sel and the solver's (centred) intercept.
-        selected = [int(j) for j in init_path.selected_features]
-        column_ptr = [int(p) for p in init_path.column_ptr]
-        for t, j in enumerate(selected):
-            put(_training_block(features, j, n_samples, width(j)), column_ptr[t])
-        coefs = list(init_path.coefs)
-        intercepts = list(init_path.intercepts)
-        losses = list(init_path.train_loss)
-        sel_scores = list(init_path.selection_scores)
-        n_iters = list(init_path.refit_n_iter)
-        p0 = column_ptr[-1]
-        W = np.asarray(coefs[-1], dtype=np.float64) if t0 else np.zeros((k, 0))
-        parts = [W.ravel()]
-        if fit_intercept:
-            b = np.asarray(intercepts[-1], dtype=np.float64) if t0 else np.zeros(k)
-            parts.append(b + W @ X_sel.shift[:p0])
-        params = np.concatenate(parts)
-        loss, _ = objective(params, p0)
-    # objective.residual now holds the residuals at the current W
-
-    def warm_start(params, p, n_new):
-        """The previous W plus ``n_new`` zero columns, and the intercept."""
-        W, b = objective.unpack(params, p)
-        W0 = np.hstack([W, np.zeros((k, n_new))])
-        return np.concatenate([W0.ravel(), b] if fit_intercept else [W0.ravel()])
-
+        state.resume(init_path)
     for t in range(t0 + 1, n_rounds + 1):
-        excluded = np.sort(np.array(selected, dtype=np.intp))
-        p = column_ptr[-1]  # columns selected so far
-        refitted = None
-        if selection == "gradient_l1":
-            j, score = features.best_candidate(objective.residual, excluded)
-            j, score = _checked_candidate(features, j, score, selected)
-            score /= objective.total
-        elif selection == "full":
-            def try_candidate(column, p=p, start_loss=loss, params=params):
-                put(column[:, None], p)
-                result = refit(warm_start(params, p, 1), p + 1, start_loss)
-                return objective(result[0], p + 1)[0], result
-
-            j, score, refitted = select_full(features, excluded, try_candidate)
-        else:
-            W, _ = objective.unpack(params, p)
-            penalty_W = 0.0
-            if alpha > 0:
-                penalty_W = penalty_value_grad(W, alpha, penalty, beta)[0]
-            j, score = select_one_column(
-                selection, features, excluded, scores=objective.scores,
-                residual=objective.residual, y=y, sample_weight=sample_weight,
-                total=objective.total, margin=margin, alpha=alpha, penalty=penalty,
-                beta=beta, penalty_W=penalty_W,
-            )
-        selected.append(j)
-        put(_training_block(features, j, n_samples, width(j)), p)
-        p_new = X_sel.n_columns
-        column_ptr.append(p_new)
-
-        if refitted is None:
-            params, nit, status = refit(warm_start(params, p, p_new - p), p_new, loss)
-        else:  # "full": the chosen candidate's refit, already done
-            params, nit, status = refitted
-        stops[status] += 1
-        loss, _ = objective(params, p_new)  # also refreshes the residual at the new W
-
-        W, b = objective.unpack(params, p_new)
-        coefs.append(_read_only(W.copy()))
-        intercepts.append(_read_only(b - W @ X_sel.shift[:p_new]))
-        losses.append(loss)
-        sel_scores.append(score)
-        n_iters.append(nit)
+        j, score, result = _select_and_refit(state, selection)
+        state.accept(j, score, result)
         elapsed = time.perf_counter() - start
         if verbose > 0:
-            print(
-                f"[ShareBoost] round {t}/{n_rounds}: feature {j}, "
-                f"score {score:.4g}, train loss {loss:.6g}, "
-                f"L-BFGS iterations {nit}, {elapsed:.2f} s",
-                flush=True,
-            )
-        if callback is not None:
-            info = ShareBoostRound(
-                round=t,
-                feature=j,
-                selected_features=np.array(selected),
-                coef=coefs[-1],
-                intercept=intercepts[-1],
-                train_loss=loss,
-                selection_score=score,
-                refit_n_iter=nit,
-                elapsed=elapsed,
-            )
-            if callback(info):
-                break
-
-    if stops["max_iter"]:
-        warnings.warn(
-            f"{stops['max_iter']} of the L-BFGS refits stopped before reaching "
-            f"tol={tol} (max_iter={max_iter}). On separable data the unpenalised "
-            "loss has no minimiser: consider alpha > 0 or a larger max_iter.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    if stops["failed"]:
-        warnings.warn(
-            f"{stops['failed']} of the L-BFGS refits failed in the line search "
-            f"with the gradient still above tol={tol} (relative): the refitted W is not a "
-            "minimiser. This happens with badly scaled features (very large "
-            "values); rescale X, e.g. to [-1, 1] as the paper assumes.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    return ShareBoostPath(
-        selected_features=np.array(selected, dtype=np.intp),
-        coefs=coefs,
-        intercepts=intercepts,
-        train_loss=np.array(losses),
-        selection_scores=np.array(sel_scores),
-        refit_n_iter=np.array(n_iters, dtype=np.intp),
-        column_ptr=np.array(column_ptr, dtype=np.intp),
-        n_refits_not_converged=stops["max_iter"] + stops["failed"]
-        + (0 if init_path is None else init_path.n_refits_not_converged),
-    )
+            print(f"[ShareBoost] round {t}/{n_rounds}: feature {j}, score {score:.4g}, "
+                  f"train loss {state.loss:.6g}, refit iterations {state.n_iters[-1]}, "
+                  f"{elapsed:.2f} s", flush=True)
+        if callback is not None and callback(ShareBoostRound(
+                round=t, feature=j, selected_features=np.array(state.selected),
+                coef=state.coefs[-1], intercept=state.intercepts[-1],
+                train_loss=state.loss, selection_score=score,
+                refit_n_iter=state.n_iters[-1], elapsed=elapsed)):
+            break
+    _warn_stops(state.stops, tol, max_iter)
+    return state.path(init_path)

@@ -55,6 +55,72 @@ def check_sample_weight(sample_weight, n_samples):
     return sample_weight / top
 
 
+def check_real(value, name, *, low=None, high=None, include_low=True, include_high=True):
+    """A finite real number within the bounds, as a float (``check_scalar`` + finiteness).
+
+    Parameters
+    ----------
+    value : object
+        The parameter's value.
+    name : str
+        Its name, for the messages.
+    low, high : float, default=None
+        Bounds (None: unbounded).
+    include_low, include_high : bool, default=True
+        Whether each bound is allowed.
+
+    Returns
+    -------
+    value : float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (bools are refused).
+    ValueError
+        If it is NaN, infinite or out of the bounds.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    check_scalar(value, name, numbers.Real)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (value == low and not include_low)):
+        raise ValueError(f"{name} == {value}, must be {'>=' if include_low else '>'} {low}.")
+    if high is not None and (value > high or (value == high and not include_high)):
+        raise ValueError(f"{name} == {value}, must be {'<=' if include_high else '<'} {high}.")
+    return float(value)
+
+
+def check_int(value, name, *, low=None, high=None):
+    """An integer within the bounds, as an int (``check_scalar``; bools refused).
+
+    Parameters
+    ----------
+    value : object
+        The parameter's value.
+    name : str
+        Its name, for the messages.
+    low, high : int, default=None
+        Inclusive bounds (None: unbounded).
+
+    Returns
+    -------
+    value : int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer.
+    ValueError
+        If it is out of the bounds.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    check_scalar(value, name, numbers.Integral, min_val=low, max_val=high)
+    return int(value)
+
+
 def check_bool(value, name):
     """Raise TypeError unless ``value`` is a Python or NumPy bool."""
     if not isinstance(value, (bool, np.bool_)):

@@ -1,0 +1,374 @@
+"""The one objective of mcsparse's linear solvers: loss x penalty x columns x intercept.
+
+``F(W, b) = sum_i w_i l(W x_i + b, y_i) / sum_i w_i + P(W)``, with ``l`` a
+loss of :mod:`mcsparse.loss` on the scores, ``P`` a smooth penalty of
+:mod:`mcsparse.loss` (or none) and ``x_i`` the rows of a column store of
+:mod:`mcsparse.solvers._design`. ShareBoost's refit, its selection rules,
+the mixed-norm path (its smooth part), the debiasing refit and the
+validation monitor all evaluate it here, in the spirit of scikit-learn's
+``LinearModelLoss``. The sums over samples are the store's sums over row
+blocks.
+
+Parameters are packed as ``[b, Wt.ravel()]`` (``b`` only with an intercept),
+``Wt = W.T`` of shape (p, n_scores): a new column's coefficients go at the
+end, which lets a solver carry its curvature from round to round.
+"""
+
+import numpy as np
+
+from ..loss import MulticlassLogisticLoss
+from ..utils.validation import check_int
+from ._design import SelectedColumns
+from ._objective_fast import hessian_rows
+
+
+def _check_labels(y, n_samples, n_labels):
+    y = np.asarray(y)
+    if y.dtype == bool or y.dtype.kind not in "iu":
+        raise TypeError(f"y must hold integer labels, got dtype {y.dtype}")
+    if y.shape != (n_samples,):
+        raise ValueError(f"y must have shape ({n_samples},) like the columns' rows, "
+                         f"got {y.shape}")
+    if y.size and (y.min() < 0 or y.max() >= n_labels):
+        raise ValueError(f"y must hold labels in [0, {n_labels}), got values from "
+                         f"{y.min()} to {y.max()}")
+    return np.ascontiguousarray(y, dtype=np.intp)
+
+
+class LinearObjective:
+    """Smooth objective of a linear model on a column store, its gradient and curvature.
+
+    Parameters
+    ----------
+    columns : SelectedColumns, SparseColumns or ndarray of shape (n_samples, n_columns)
+        The columns ``x_i`` (an array is stored as it is, not centred).
+    y : array-like of shape (n_samples,)
+        Integer labels of the loss (class indices; 0/1 for the binary loss).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Non-negative weights with a positive sum (checked by the callers).
+    n_classes : int
+        Number of classes.
+    loss : MulticlassLogisticLoss or BinaryLogisticLoss, default=None
+        None is :class:`~mcsparse.loss.MulticlassLogisticLoss` with margin 1,
+        eq. (3) of [SWS2011]_.
+    penalty : Frobenius or SmoothedLinfOne, default=None
+        Smooth penalty on ``W``; None (or ``alpha=0``) is no penalty.
+    fit_intercept : bool, default=True
+        Whether ``b`` is a parameter (else ``b = 0``).
+
+    Attributes
+    ----------
+    n_scores : int
+        Rows of ``W``: ``n_classes``, or 1 for the binary loss.
+    total : float
+        The sum of the weights.
+    scores, residual : ndarray of shape (n_samples, n_scores)
+        At the last evaluated point: ``W x_i + b`` and ``w_i (p_i - e_{y_i})``
+        (the unnormalised gradient with respect to the scores).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` has the wrong shape or labels out of range, or
+        ``n_classes`` is not valid for the loss.
+    TypeError
+        If ``y`` does not hold integers.
+
+    References
+    ----------
+    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
+       Efficient multiclass learning with feature sharing", NIPS 2011, eq. (3).
+    """
+
+    def __init__(self, columns, y, sample_weight=None, *, n_classes, loss=None,
+                 penalty=None, fit_intercept=True):
+        if not hasattr(columns, "value_grad"):
+            columns = SelectedColumns.from_dense(columns)
+        self.columns = columns
+        self.loss = MulticlassLogisticLoss() if loss is None else loss
+        self.penalty = penalty if penalty is not None and penalty.alpha > 0 else None
+        self.fit_intercept = bool(fit_intercept)
+        n_classes = check_int(n_classes, "n_classes", low=2)
+        self.n_scores = self.loss.n_scores(n_classes)
+        n = columns.n_samples
+        self.y = _check_labels(y, n, 2 if self.loss.binary else n_classes)
+        self.sample_weight = sample_weight
+        self.total = float(n if sample_weight is None else np.sum(sample_weight))
+        self.scores = np.zeros((n, self.n_scores))
+        self.residual = np.zeros((n, self.n_scores))
+
+    # -- parameters ------------------------------------------------------------
+
+    @property
+    def n_intercept(self):
+        """Entries of ``b`` in the parameters: ``n_scores``, or 0 without intercept."""
+        return self.n_scores if self.fit_intercept else 0
+
+    def n_params(self, p):
+        """Number of parameters on ``p`` columns."""
+        return self.n_intercept + self.n_scores * p
+
+    def unpack(self, params, p):
+        """``(W, b)`` of shape (n_scores, p) and (n_scores,) from packed parameters.
+
+        ``W`` is a view of ``params``; ``b`` is zeros without intercept.
+        """
+        nb = self.n_intercept
+        self._check_params(params, p)
+        W = params[nb:].reshape(p, self.n_scores).T
+        b = params[:nb] if self.fit_intercept else np.zeros(self.n_scores)
+        return W, b
+
+    def pack(self, W, b=None):
+        """Packed parameters of ``W`` (n_scores, p) and ``b`` (ignored without intercept)."""
+        W = np.asarray(W, dtype=np.float64)
+        parts = [np.ravel(b)] if self.fit_intercept else []
+        return np.concatenate(parts + [W.T.ravel()]).astype(np.float64)
+
+    def _check_params(self, params, p):
+        if not 0 <= p <= self.columns.n_columns:
+            raise ValueError(f"p={p} is outside [0, {self.columns.n_columns}] (the columns)")
+        if params.shape != (self.n_params(p),):
+            raise ValueError(
+                f"params must have shape ({self.n_params(p)},) for p={p} columns, "
+                f"got {params.shape}")
+
+    def flat_free(self, direction):
+        """``direction`` without its components along which the objective is flat.
+
+        The soft-max loss does not change when the same number is added to
+        every class's score: along the sum of the intercept's entries, and
+        along the sum of a column's class coefficients when ``W`` has no
+        penalty, the objective is constant. A step there changes nothing
+        but the fitted coefficients (the intercept would drift by rounding
+        noise amplified by the flat curvature), so the solver removes it.
+        The binary loss (one score) has no such direction.
+
+        Parameters
+        ----------
+        direction : ndarray of shape (n_params(p),)
+            Packed like the parameters.
+
+        Returns
+        -------
+        direction : ndarray of shape (n_params(p),)
+            The same array, changed in place.
+        """
+        k = self.n_scores
+        if self.loss.binary or k < 2:
+            return direction
+        nb = self.n_intercept
+        if nb:
+            direction[:nb] -= direction[:nb].mean()
+        if self.penalty is None and direction.size > nb:
+            W = direction[nb:].reshape(-1, k)
+            W -= W.mean(axis=1, keepdims=True)
+        return direction
+
+    def score_change_bound(self, direction, p):
+        """An upper bound of the largest change of any score along ``direction``.
+
+        ``max_c (|d_b,c| + sum_j |d_jc| scale_j)``, with ``scale_j`` the
+        largest absolute value of column ``j``: no product with the columns.
+        """
+        nb, k = self.n_intercept, self.n_scores
+        bound = np.abs(direction[nb:]).reshape(p, k).T @ self.columns.scale[:p]
+        if nb:
+            bound += np.abs(direction[:nb])
+        return float(bound.max(initial=0.0))
+
+    def score_change(self, direction, p):
+        """The largest change of any score along ``direction`` (one product with the columns)."""
+        nb, k = self.n_intercept, self.n_scores
+        U = self.columns.matmul(np.ascontiguousarray(direction[nb:].reshape(p, k)),
+                                np.empty((self.columns.n_samples, k)))
+        if nb:
+            U += direction[:nb]
+        return float(np.abs(U).max(initial=0.0))
+
+    # -- value and gradient -----------------------------------------------------
+
+    def value_grad(self, params, p):
+        """Objective and gradient at ``params`` on the first ``p`` columns.
+
+        Also refreshes :attr:`scores` and :attr:`residual`.
+
+        Parameters
+        ----------
+        params : ndarray of shape (n_params(p),)
+            Packed ``[b, Wt.ravel()]``.
+        p : int
+            Columns used.
+
+        Returns
+        -------
+        value : float
+        grad : ndarray of shape (n_params(p),)
+        """
+        self._check_params(params, p)
+        nb, k = self.n_intercept, self.n_scores
+        Wt = params[nb:].reshape(p, k)
+        b = params[:nb] if self.fit_intercept else np.zeros(k)
+        self._point = Wt
+        loss_sum, grad_Wt, grad_b = self.columns.value_grad(
+            Wt, b, self.loss, self.y, self.sample_weight, self.scores, self.residual)
+        value = loss_sum / self.total
+        grad = np.empty_like(params)
+        grad[:nb] = grad_b[:nb] / self.total
+        grad[nb:] = grad_Wt.ravel() / self.total
+        if self.penalty is not None and p:
+            pv, pg, _ = self.penalty.column_terms(Wt, hessian=False)
+            value += float(np.sum(pv))
+            grad[nb:] += pg.ravel()
+        return value, grad
+
+    def grow(self, grad, first, p):
+        """The gradient after appending zero coefficients for columns ``first .. p``.
+
+        The scores do not change when columns with zero coefficients are
+        added: ``grad`` (on ``first`` columns, at the last evaluated point)
+        gains the new columns' entries, ``x_j^T R / total`` plus the
+        penalty's gradient at zero, without a new pass over all columns.
+        The last evaluated point becomes the grown one.
+
+        Parameters
+        ----------
+        grad : ndarray of shape (n_params(first),)
+            The gradient at the last evaluated point.
+        first, p : int
+            The new columns are ``first .. p - 1``.
+
+        Returns
+        -------
+        grad : ndarray of shape (n_params(p),)
+        """
+        k = self.n_scores
+        new = np.stack([self.columns.column(j) @ self.residual for j in range(first, p)])
+        new /= self.total
+        zero = np.zeros((p - first, k))
+        if self.penalty is not None:
+            new += self.penalty.column_terms(zero, hessian=False)[1]
+        self._point = np.vstack([self._point, zero]) if first else zero
+        return np.concatenate([grad, new.ravel()])
+
+    def loss_value(self, W, b):
+        """The mean loss alone (no penalty) at ``W`` (n_scores, p) and ``b``.
+
+        Refreshes :attr:`scores` and :attr:`residual`; no gradient with
+        respect to ``W`` is computed.
+        """
+        self.columns.matmul(np.ascontiguousarray(np.asarray(W, dtype=np.float64).T),
+                            self.scores)
+        self.scores += np.asarray(b, dtype=np.float64)
+        loss_sum = self.loss.sum_gradient(self.scores, self.y, self.sample_weight,
+                                          self.residual)
+        return loss_sum / self.total
+
+    # -- the pieces, for solvers that combine scores themselves (FISTA) --------
+
+    def scores_at(self, W, b):
+        """The scores ``X W^T + b``, a new (n_samples, n_scores) array."""
+        out = np.empty((self.columns.n_samples, self.n_scores))
+        self.columns.matmul(np.ascontiguousarray(np.asarray(W, dtype=np.float64).T), out)
+        out += b
+        return out
+
+    def loss_at(self, scores):
+        """``(mean loss, R)`` at ``scores``, ``R`` the unnormalised rows ``w_i (p_i - e_{y_i})``."""
+        R = np.empty_like(scores)
+        value = self.loss.sum_gradient(scores, self.y, self.sample_weight, R)
+        return value / self.total, R
+
+    def gradient_at(self, R, p):
+        """The loss gradient ``(grad_W (n_scores, p), grad_b)`` from the rows ``R``."""
+        grad_W = self.columns.rmatmul(R, p).T / self.total
+        return grad_W, R.sum(axis=0) / self.total
+
+    # -- curvature -----------------------------------------------------------------
+
+    def proba(self):
+        """``p_i`` at the last evaluated point: (n_samples, n_scores)."""
+        return self.loss.proba(self.residual, self.y, self.sample_weight)
+
+    def hessian_product(self, vector, p, proba=None):
+        """The Hessian at the last evaluated point times ``vector``.
+
+        Parameters
+        ----------
+        vector : ndarray of shape (n_params(p),)
+            Direction, packed like the parameters.
+        p : int
+            Columns used.
+        proba : ndarray of shape (n_samples, n_scores), default=None
+            :meth:`proba`, if already computed.
+
+        Returns
+        -------
+        product : ndarray of shape (n_params(p),)
+        """
+        self._check_params(vector, p)
+        nb, k = self.n_intercept, self.n_scores
+        P = self.proba() if proba is None else proba
+        Vt = vector[nb:].reshape(p, k)
+        U = self.columns.matmul(Vt, np.empty((self.columns.n_samples, k)))
+        if self.fit_intercept:
+            U += vector[:nb]
+        HU = self.loss.hessian_product(P, self.sample_weight, U) / self.total
+        out = np.empty_like(vector)
+        out[:nb] = HU.sum(axis=0)[:nb]
+        out[nb:] = self.columns.rmatmul(HU, p).ravel()
+        if self.penalty is not None and p:
+            _, _, H = self.penalty.column_terms(self._point, hessian=True)
+            out[nb:] += np.einsum("jab,jb->ja", H, Vt).ravel()
+        return out
+
+    def hessian_columns(self, first, p, intercept=False):
+        """Exact Hessian columns of the coefficients of columns ``first .. p``.
+
+        At the last evaluated point: the entries ``H[:, nb + first k:]`` of
+        the Hessian (``nb`` intercept entries, ``k`` scores), computed from
+        the loss's per-row Hessians in one product with the columns, with
+        the intercept's columns first when ``intercept`` (the whole Hessian
+        for ``first = 0``).
+
+        Parameters
+        ----------
+        first, p : int
+            The new columns are ``first .. p - 1``.
+        intercept : bool, default=False
+            Include the intercept's coefficients (with an intercept).
+
+        Returns
+        -------
+        columns : ndarray of shape (n_params(p), q)
+            ``q = (p - first) * n_scores``, plus ``nb`` with ``intercept``.
+        """
+        nb, k = self.n_intercept, self.n_scores
+        n, with_b = self.columns.n_samples, intercept and self.fit_intercept
+        V = np.empty((n, p - first + with_b))
+        if with_b:
+            V[:, 0] = 1.0
+        for j in range(first, p):
+            V[:, with_b + j - first] = self.columns.column(j)
+        width, kk = V.shape[1], k * (k + 1) // 2
+        M = np.empty((n, width * kk))
+        hessian_rows(self.proba(), self.sample_weight, V, M)
+        M /= self.total
+        prod = self.columns.rmatmul(M, p)  # (p, width * kk)
+        if self.fit_intercept:
+            prod = np.vstack([M.sum(axis=0), prod])
+        rows, cols = np.triu_indices(k)
+        full = np.empty((prod.shape[0], width, k, k))
+        packed = prod.reshape(prod.shape[0], width, kk)
+        full[:, :, rows, cols] = packed
+        full[:, :, cols, rows] = packed
+        # full[l, j, c, c'] -> out[l k + c, j k + c'] (the intercept is block l = 0)
+        out = full.transpose(0, 2, 1, 3).reshape(prod.shape[0] * k, width * k)
+        if self.penalty is not None and p > first:
+            _, _, H = self.penalty.column_terms(self._point[first:p], hessian=True)
+            offset = nb if with_b else 0
+            for j in range(p - first):
+                r = nb + (first + j) * k
+                c = offset + j * k
+                out[r:r + k, c:c + k] += H[j]
+        return out

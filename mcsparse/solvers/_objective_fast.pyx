@@ -1,0 +1,272 @@
+# Products with the dense selected columns of ShareBoost's refit, and the fused
+# pass scores -> loss -> gradient over them.
+#
+# The columns are stored Fortran-ordered (n_rows, capacity), float32 or
+# float64; their first p columns, minus a per-column shift (the centring), are
+# the matrix Xc of the products. Rows are processed in sub-blocks of about
+# 256 KB of float64: a float32 (or shifted) sub-block is converted once into
+# a float64 buffer, so that the two products of the fused pass (scores, then
+# gradient) read it from cache and accumulate in float64 (dgemm). An unshifted
+# float64 store is read in place.
+#
+# The plain-NumPy twins are in mcsparse.solvers._design.
+
+from libc.stdlib cimport free, malloc
+from scipy.linalg.cython_blas cimport dgemm
+
+from mcsparse.loss._multiclass_logistic_fast cimport rows_loss_grad
+from mcsparse.utils._typedefs cimport float64_t, intp_t
+
+ctypedef fused store_t:
+    float
+    double
+
+
+cdef intp_t _sub_rows(intp_t p) noexcept nogil:
+    """Rows per sub-block: about 256 KB of float64 columns, 64 to 4096 rows."""
+    cdef intp_t nb = 32768 // (p if p > 0 else 1)
+    return 64 if nb < 64 else (4096 if nb > 4096 else nb)
+
+
+cdef double* _load(const store_t[::1, :] X, intp_t i0, intp_t nb, intp_t p,
+                   const double* shift, double* buf, int* ld) noexcept nogil:
+    """Rows ``i0 .. i0 + nb`` of ``Xc`` as a column-major float64 block; sets ``ld``."""
+    cdef intp_t r, j
+    cdef double s = 0.0
+    if store_t is double:
+        if shift == NULL:
+            ld[0] = <int> X.shape[0]
+            return <double*> &X[i0, 0]
+    for j in range(p):
+        if shift != NULL:
+            s = shift[j]
+        for r in range(nb):
+            buf[j * nb + r] = <double> X[i0 + r, j] - s
+    ld[0] = <int> nb
+    return buf
+
+
+cdef int _check(const store_t[::1, :] X, const double[::1] shift, intp_t p) except -1:
+    if p < 0 or p > X.shape[1]:
+        raise ValueError(f"p={p} is outside [0, {X.shape[1]}] (the stored columns)")
+    if shift is not None and shift.shape[0] < p:
+        raise ValueError(f"shift has {shift.shape[0]} entries, fewer than p={p}")
+    return 0
+
+
+def dense_matmul(const store_t[::1, :] X not None, const double[::1] shift, intp_t p,
+                 const double[:, ::1] Vt not None, double[:, ::1] out not None):
+    """``out = Xc[:, :p] @ Vt`` with ``Xc = X - shift``: (n_rows, r).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, capacity), float32 or float64, Fortran order
+    shift : ndarray of shape (>= p,), float64, or None (no shift)
+    p : int
+        Columns used.
+    Vt : ndarray of shape (p, r), float64, C order
+    out : ndarray of shape (n_rows, r), float64, C order, overwritten
+    """
+    _check(X, shift, p)
+    if Vt.shape[0] != p or out.shape[0] != X.shape[0] or out.shape[1] != Vt.shape[1]:
+        raise ValueError("X, Vt and out have inconsistent shapes")
+    cdef intp_t n = X.shape[0], nb, i0
+    cdef int m_ = <int> Vt.shape[1], n_, k_ = <int> p, ld, ldv = <int> Vt.shape[1]
+    cdef double one = 1.0, zero = 0.0
+    cdef const double* sh = NULL if shift is None else &shift[0]
+    cdef double* buf
+    cdef double* block
+    if n == 0 or m_ == 0:
+        return
+    if p == 0:
+        out[:, :] = 0.0
+        return
+    nb = _sub_rows(p)
+    buf = <double*> malloc(nb * p * sizeof(double))
+    if buf == NULL:
+        raise MemoryError()
+    with nogil:
+        i0 = 0
+        while i0 < n:
+            n_ = <int> (nb if i0 + nb <= n else n - i0)
+            block = _load(X, i0, n_, p, sh, buf, &ld)
+            # out[i0:i0+n_].T (r x n_) = Vt.T (r x p) @ block.T (p x n_)
+            dgemm("N", "T", &m_, &n_, &k_, &one, <double*> &Vt[0, 0], &ldv,
+                  block, &ld, &zero, &out[i0, 0], &m_)
+            i0 += n_
+    free(buf)
+
+
+def dense_rmatmul(const store_t[::1, :] X not None, const double[::1] shift, intp_t p,
+                  const double[:, ::1] M not None, double[:, ::1] out not None):
+    """``out = Xc[:, :p].T @ M``: (p, r).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, capacity), float32 or float64, Fortran order
+    shift : ndarray of shape (>= p,), float64, or None (no shift)
+    p : int
+        Columns used.
+    M : ndarray of shape (n_rows, r), float64, C order
+    out : ndarray of shape (p, r), float64, C order, overwritten
+    """
+    _check(X, shift, p)
+    if M.shape[0] != X.shape[0] or out.shape[0] != p or out.shape[1] != M.shape[1]:
+        raise ValueError("X, M and out have inconsistent shapes")
+    cdef intp_t n = X.shape[0], nb, i0
+    cdef int m_ = <int> M.shape[1], n_ = <int> p, k_, ld
+    cdef double one = 1.0, beta = 0.0
+    cdef const double* sh = NULL if shift is None else &shift[0]
+    cdef double* buf
+    cdef double* block
+    if p == 0 or m_ == 0:
+        return
+    if n == 0:
+        out[:, :] = 0.0
+        return
+    nb = _sub_rows(p)
+    buf = <double*> malloc(nb * p * sizeof(double))
+    if buf == NULL:
+        raise MemoryError()
+    with nogil:
+        i0 = 0
+        while i0 < n:
+            k_ = <int> (nb if i0 + nb <= n else n - i0)
+            block = _load(X, i0, k_, p, sh, buf, &ld)
+            # out.T (r x p) (+)= M[i0:i0+k_].T (r x k_) @ block (k_ x p)
+            dgemm("N", "N", &m_, &n_, &k_, &one, <double*> &M[i0, 0], &m_,
+                  block, &ld, &beta, &out[0, 0], &m_)
+            beta = 1.0
+            i0 += k_
+    free(buf)
+
+
+def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, intp_t p,
+                     const double[:, ::1] Wt not None, const double[::1] intercept not None,
+                     const intp_t[::1] y not None, const double[::1] sample_weight,
+                     double margin, bint binary,
+                     double[:, ::1] scores not None, double[:, ::1] residual not None,
+                     double[:, ::1] grad_Wt not None, double[::1] grad_intercept not None):
+    """The fused pass: scores, loss and gradient of the rows of ``X``.
+
+    ``scores = Xc[:, :p] @ Wt + intercept``; the loss kernel of
+    :mod:`mcsparse.loss._multiclass_logistic_fast` gives ``residual`` (rows
+    ``w_i (p_i - e_{y_i})``) and the weighted loss sum; then ``grad_Wt =
+    Xc[:, :p].T @ residual`` and ``grad_intercept`` the column sums of
+    ``residual``. One sub-block of rows at a time, so that both products
+    read it from cache.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, capacity), float32 or float64, Fortran order
+    shift : ndarray of shape (>= p,), float64, or None
+    p : int
+    Wt : ndarray of shape (p, n_scores), float64, C order
+    intercept : ndarray of shape (n_scores,), float64
+    y : ndarray of shape (n_rows,), intp, labels of the loss
+    sample_weight : ndarray of shape (n_rows,), float64, or None
+    margin : float
+    binary : bool
+        The binary logistic loss (one score per row) instead of the margin loss.
+    scores, residual : ndarray of shape (n_rows, n_scores), float64, C order, overwritten
+    grad_Wt : ndarray of shape (p, n_scores), float64, C order, overwritten
+    grad_intercept : ndarray of shape (n_scores,), float64, overwritten
+
+    Returns
+    -------
+    loss_sum : float
+        ``sum_i w_i l_i`` (not normalised).
+    """
+    _check(X, shift, p)
+    cdef intp_t n = X.shape[0], k = Wt.shape[1], nb, i0, r, c, n_labels
+    if (Wt.shape[0] != p or intercept.shape[0] != k or y.shape[0] != n
+            or scores.shape[0] != n or scores.shape[1] != k
+            or residual.shape[0] != n or residual.shape[1] != k
+            or grad_Wt.shape[0] != p or grad_Wt.shape[1] != k
+            or grad_intercept.shape[0] != k):
+        raise ValueError("the arrays of the fused pass have inconsistent shapes")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("sample_weight has the wrong length")
+    if binary and k != 1:
+        raise ValueError(f"the binary logistic loss takes one score per row, got {k}")
+    n_labels = 2 if binary else k
+    for r in range(n):
+        if y[r] < 0 or y[r] >= n_labels:
+            raise ValueError(f"label y[{r}]={y[r]} is outside [0, {n_labels})")
+    cdef int k_ = <int> k, n_, p_ = <int> p, ld
+    cdef double one = 1.0, zero = 0.0, beta = 0.0, total = 0.0
+    cdef bint weighted = sample_weight is not None
+    cdef const double* sh = NULL if shift is None else &shift[0]
+    cdef double* buf = NULL
+    cdef double* block = NULL
+    grad_intercept[:] = 0.0
+    if p > 0:
+        grad_Wt[:, :] = 0.0
+    nb = _sub_rows(p)
+    if p > 0:
+        buf = <double*> malloc(nb * p * sizeof(double))
+        if buf == NULL:
+            raise MemoryError()
+    with nogil:
+        i0 = 0
+        while i0 < n:
+            n_ = <int> (nb if i0 + nb <= n else n - i0)
+            if p > 0:
+                block = _load(X, i0, n_, p, sh, buf, &ld)
+                dgemm("N", "T", &k_, &n_, &p_, &one, <double*> &Wt[0, 0], &k_,
+                      block, &ld, &zero, &scores[i0, 0], &k_)
+                for r in range(i0, i0 + n_):
+                    for c in range(k):
+                        scores[r, c] += intercept[c]
+            else:
+                for r in range(i0, i0 + n_):
+                    for c in range(k):
+                        scores[r, c] = intercept[c]
+            total += rows_loss_grad(scores, y, sample_weight, weighted, margin, binary,
+                                    residual, grad_intercept, i0, i0 + n_)
+            if p > 0:
+                # grad_Wt.T (k x p) += residual[i0:].T (k x n_) @ block (n_ x p)
+                dgemm("N", "N", &k_, &p_, &n_, &one, &residual[i0, 0], &k_,
+                      block, &ld, &beta, &grad_Wt[0, 0], &k_)
+                beta = 1.0
+            i0 += n_
+    free(buf)
+    return total
+
+
+def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weight,
+                 const double[:, ::1] V not None, double[:, ::1] out not None):
+    """Every row's weighted loss Hessian, packed, times each of the vectors ``V``.
+
+    ``out[i, j kk + t] = V[i, j] w_i (p_ic 1[c = c'] - p_ic p_ic')`` for the
+    ``t``-th pair ``c <= c'`` of ``numpy.triu_indices(k)``, ``kk = k (k + 1) / 2``:
+    the rows whose products with the columns give the exact Hessian blocks
+    of new columns (``V`` their values).
+
+    Parameters
+    ----------
+    P : ndarray of shape (n_rows, k), float64, C order
+        The probabilities ``p_i`` of the loss's Hessian ``diag(p) - p p^T``.
+    sample_weight : ndarray of shape (n_rows,), float64, or None
+    V : ndarray of shape (n_rows, q), float64, C order
+    out : ndarray of shape (n_rows, q * kk), float64, C order, overwritten
+    """
+    cdef intp_t n = P.shape[0], k = P.shape[1], q = V.shape[1], kk = k * (k + 1) // 2
+    cdef intp_t i, j, c, d, t
+    cdef double scale, pc
+    if V.shape[0] != n or out.shape[0] != n or out.shape[1] != q * kk:
+        raise ValueError("P, V and out have inconsistent shapes")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("sample_weight has the wrong length")
+    with nogil:
+        for i in range(n):
+            for j in range(q):
+                scale = V[i, j] * (sample_weight[i] if sample_weight is not None else 1.0)
+                t = j * kk
+                for c in range(k):
+                    pc = scale * P[i, c]
+                    out[i, t] = pc - pc * P[i, c]
+                    t += 1
+                    for d in range(c + 1, k):
+                        out[i, t] = -pc * P[i, d]
+                        t += 1

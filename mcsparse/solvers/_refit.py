@@ -1,0 +1,373 @@
+"""The refit engine: warm, repeated solves of a growing fully corrective problem.
+
+Each ShareBoost round adds a column (or a group) to a problem that was just
+solved; the new optimum is close to the old one plus a zero column. A
+generic L-BFGS restarted every round relearns the curvature every time
+(about 25 iterations a round on pendigits stumps and MNIST pixels). This
+engine keeps it:
+
+- **BFGS with a carried inverse Hessian**: the dense approximation ``H``
+  of the inverse Hessian, built by the BFGS updates of every earlier round,
+  is kept from round to round;
+- **bordering with the exact blocks of the new column**: when columns are
+  added, the exact Hessian entries coupling their coefficients with all
+  parameters (one product with the stored columns,
+  :meth:`LinearObjective.hessian_columns`) extend ``H`` by the Schur
+  complement formula, so that the first step is a Newton step for the new
+  coefficients given the old curvature. Measured on the same selected
+  columns: 3 to 4 times fewer iterations than SciPy's L-BFGS-B (892 against
+  2654 on 100 pendigits stumps, 661 against 2467 on 100 MNIST pixels).
+
+A dense ``H`` takes ``n_params**2`` floats (kept in a buffer with spare
+capacity, bordered and updated in place by BLAS): above ``max_dense`` parameters
+(groups of many columns, long paths) the engine uses L-BFGS whose curvature
+pairs carry over from round to round, padded with zeros for the new
+coefficients.
+
+Each solve stops when the largest absolute entry of the gradient is at most
+``gtol`` (converged), at ``max_iter`` iterations, or when the line search
+can decrease neither the objective nor the gradient (failed); the last two
+are reported, never counted as converged.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._refit_fast import symm, symv, syr2, syrk
+
+#: Largest number of parameters for the dense inverse Hessian (128 MiB).
+MAX_DENSE = 4096
+#: Largest ``n_samples * n_params * new coefficients`` for the exact bordering.
+MAX_BORDER_WORK = 4e10
+#: Curvature pairs of the L-BFGS mode.
+LBFGS_MEMORY = 30
+#: Eigenvalues of a bordered block below this fraction of the new block's largest
+#: curvature are raised to it.
+EIGEN_FLOOR = 1e-8
+_ARMIJO = 1e-4
+_MAX_LINE_SEARCH = 50
+#: Ulps of the objective below which its decrease is rounding noise.
+_NOISE = 1e3
+#: Consecutive steps judged by the gradient alone after which a solve gives up.
+_MAX_NOISY_STEPS = 8
+#: Longest first step of a line search, relative to the point's norm (at least 1).
+_STEP_MAX = 100.0
+#: Largest change of any score in one step: a trust region in the scores, where
+#: the loss's local quadratic model holds (a score moved by 10 changes a
+#: probability by a factor up to e^10). It keeps an unpenalised loss on
+#: separable data, which has no minimiser, from running to the float range in
+#: a few Newton steps.
+SCORE_STEP_MAX = 10.0
+
+
+def _upper_symmetric(H, m):
+    """The symmetric matrix whose upper triangle is ``H[:m, :m]``'s."""
+    upper = np.triu(H[:m, :m])
+    return upper + np.triu(upper, 1).T
+
+
+def symv_numpy(H, m, x):
+    """NumPy twin of ``symv``: ``H[:m, :m] @ x`` from the upper triangle."""
+    return _upper_symmetric(H, m) @ x
+
+
+def syr2_numpy(H, m, a, s):
+    """NumPy twin of ``syr2``: the upper triangle of ``H[:m, :m] + a s^T + s a^T``."""
+    out = H.copy(order="F")
+    out[:m, :m] += np.triu(np.outer(a, s) + np.outer(s, a))
+    return out
+
+
+def syrk_numpy(H, m, V):
+    """NumPy twin of ``syrk``: the upper triangle of ``H[:m, :m] + V V^T``."""
+    out = H.copy(order="F")
+    out[:m, :m] += np.triu(V @ V.T)
+    return out
+
+
+def symm_numpy(H, m, B):
+    """NumPy twin of ``symm``: ``H[:m, :m] @ B`` from the upper triangle."""
+    return _upper_symmetric(H, m) @ B
+
+
+def _inverse_factor(S, scale):
+    """``L`` with ``L L^T`` the inverse of the symmetric ``S``, eigenvalues floored.
+
+    Eigenvalues below ``EIGEN_FLOOR * scale`` are raised to it, ``scale``
+    the largest curvature of the new coefficients alone: the blocks are
+    singular along the directions in which the loss is flat (the sum of
+    the class coefficients, which the solver projects out of its steps)
+    and nearly so for a column close to the span of the others; such a
+    direction must stay reachable, without an inverse curvature so large
+    that rounding decides the step.
+    """
+    values, vectors = np.linalg.eigh(0.5 * (S + S.T))
+    if not scale > 0:
+        return np.eye(S.shape[0])
+    return vectors / np.sqrt(np.maximum(values, EIGEN_FLOOR * scale))
+
+
+class CarriedCurvature:
+    """The curvature a solve starts from and leaves for the next round.
+
+    Dense mode: the inverse Hessian approximation, the upper triangle of the
+    leading ``n_params`` block of a buffer with spare capacity, updated in
+    place by BLAS (:mod:`mcsparse.solvers._refit_fast`). L-BFGS mode: the
+    pairs ``(s, y)``.
+
+    Parameters
+    ----------
+    max_dense : int, default=MAX_DENSE
+        Largest number of parameters for the dense mode.
+    """
+
+    def __init__(self, max_dense=MAX_DENSE):
+        self.max_dense = int(max_dense)
+        self.H = None
+        self.pairs = []
+        self.n_params = 0
+
+    @property
+    def dense(self):
+        """Whether the dense inverse approximation is in use."""
+        return self.H is not None
+
+    def copy(self):
+        """An independent copy (the "full" selection rule tries candidates from one state)."""
+        other = CarriedCurvature(self.max_dense)
+        other.H = None if self.H is None else self.H.copy(order="F")
+        other.pairs = list(self.pairs)
+        other.n_params = self.n_params
+        return other
+
+    def compact(self):
+        """A copy without the buffer's spare capacity (to keep with a path)."""
+        other = CarriedCurvature(self.max_dense)
+        m = self.n_params
+        other.H = None if self.H is None else np.asfortranarray(self.H[:m, :m])
+        other.pairs = list(self.pairs)
+        other.n_params = m
+        return other
+
+    def extend(self, objective, first, p, work):
+        """Add the coefficients of columns ``first .. p`` (appended to the parameters).
+
+        ``objective`` was just evaluated at the warm start (zeros for the new
+        coefficients). ``work`` is the cost of the exact bordering,
+        ``n_samples * n_params * new coefficients``. From no parameters, the
+        intercept's coefficients are new too.
+        """
+        m_old, m = self.n_params, objective.n_params(p)
+        self.n_params = m
+        if m <= self.max_dense and work <= MAX_BORDER_WORK and (self.dense or m_old == 0):
+            E = objective.hessian_columns(first, p, intercept=m_old == 0)
+            self._border(E, m_old, m)
+            return
+        self.H = None
+        self.pairs = [(np.pad(s, (0, m - m_old)), np.pad(y, (0, m - m_old)))
+                      for s, y in self.pairs]
+
+    def _grow(self, m_old, m):
+        """A buffer of capacity at least ``m`` holding the current ``m_old`` block."""
+        if self.H is not None and self.H.shape[0] >= m:
+            return
+        capacity = min(max(m, 2 * (0 if self.H is None else self.H.shape[0])), self.max_dense)
+        H = np.zeros((capacity, capacity), order="F")
+        if m_old:
+            H[:m_old, :m_old] = self.H[:m_old, :m_old]
+        self.H = H
+
+    def _border(self, E, m_old, m):
+        """Extend by the exact blocks ``E = H_exact[:, m_old:]`` (Schur complement).
+
+        With ``A^-1`` the current block and ``[B; C] = E``, the inverse of
+        ``[[A, B], [B^T, C]]`` is ``[[A^-1 + A^-1 B S^-1 B^T A^-1, -A^-1 B
+        S^-1], [., S^-1]]`` with ``S = C - B^T A^-1 B``.
+        """
+        self._grow(m_old, m)
+        H, q = self.H, m - m_old
+        B, C = np.asfortranarray(E[:m_old]), E[m_old:]
+        AB = np.empty((m_old, q), order="F")
+        symm(H, m_old, B, AB)
+        L = _inverse_factor(C - B.T @ AB, np.linalg.eigvalsh(0.5 * (C + C.T)).max())
+        syrk(H, m_old, np.asfortranarray(AB @ L))
+        S_inv = L @ L.T
+        H[:m_old, m_old:m] = -AB @ S_inv
+        H[m_old:m, m_old:m] = S_inv
+
+    def reset(self, objective, p, work):
+        """Start from the exact Hessian of all ``p`` columns (or empty L-BFGS pairs)."""
+        self.H, self.pairs, self.n_params = None, [], 0
+        self.extend(objective, 0, p, work)
+
+    def direction(self, g):
+        """``-H g``."""
+        if self.dense:
+            out = np.empty_like(g)
+            symv(self.H, self.n_params, g, out)
+            return -out
+        q = g.copy()
+        alphas = []
+        for s, y in reversed(self.pairs):
+            a = (s @ q) / (y @ s)
+            q -= a * y
+            alphas.append(a)
+        if self.pairs:
+            s, y = self.pairs[-1]
+            q *= (s @ y) / (y @ y)
+        else:
+            q /= max(np.abs(g).sum(), 1.0)  # a first, short steepest-descent step
+        for (s, y), a in zip(self.pairs, reversed(alphas)):
+            q += (a - (y @ q) / (y @ s)) * s
+        return -q
+
+    def restart(self, g):
+        """Forget the curvature: a scaled identity (dense) or no pairs."""
+        self.pairs = []
+        if self.dense:
+            m = self.n_params
+            self.H[:m, :m] = np.eye(m) / max(np.abs(g).sum(), 1.0)
+
+    def update(self, s, y):
+        """The BFGS update with the step ``s`` and the gradient change ``y``."""
+        sy = s @ y
+        if not sy > 1e-12 * np.sqrt((s @ s) * (y @ y)):
+            return  # no curvature information (flat, or at rounding level)
+        if not self.dense:
+            self.pairs.append((s, y))
+            if len(self.pairs) > LBFGS_MEMORY:
+                self.pairs.pop(0)
+            return
+        Hy = np.empty_like(y)
+        symv(self.H, self.n_params, y, Hy)
+        rho = 1.0 / sy
+        # H + rho^2 (y.Hy) s s^T + rho s s^T - rho (s Hy^T + Hy s^T), as one rank-2 update
+        a = -rho * Hy + (0.5 * rho * rho * (y @ Hy) + 0.5 * rho) * s
+        syr2(self.H, self.n_params, a, s)
+
+
+def _line_search(fun, x, f, g, d, t_max=1.0):
+    """Backtracking from the unit step; returns ``(step, f_new, g_new, noisy)`` or None.
+
+    The first step is at most ``t_max``. A step is accepted when the
+    objective falls enough (Armijo). When the
+    decrease the step predicts is below the rounding noise of the objective
+    (a sum over the samples, ``NOISE`` ulps of it), the objective cannot
+    tell; the step is then accepted when the largest gradient entry falls
+    by a tenth (``noisy`` is then True): at the precision limit of the
+    objective, the gradient still says which way the minimum lies.
+    """
+    slope = g @ d
+    # the unit step, unless it is far longer than the point (a flat direction
+    # of an unpenalised loss on separable data): then at most STEP_MAX times it
+    t = min(t_max, _STEP_MAX * max(1.0, np.linalg.norm(x)) / max(np.linalg.norm(d), 1e-300))
+    g_max = np.max(np.abs(g))
+    noise = _NOISE * np.finfo(float).eps * max(abs(f), np.finfo(float).tiny)
+    for _ in range(_MAX_LINE_SEARCH):
+        f_new, g_new = fun(x + t * d)
+        if np.isfinite(f_new):
+            if -slope * t <= noise:
+                if np.max(np.abs(g_new)) <= 0.9 * g_max:
+                    return t, f_new, g_new, True
+                t *= 0.5
+                continue
+            if f_new <= f + _ARMIJO * t * slope:
+                return t, f_new, g_new, False
+            # minimiser of the quadratic through f, slope and f_new, within [0.1 t, 0.5 t]
+            t_quad = -slope * t * t / (2.0 * (f_new - f - slope * t))
+            t = min(max(t_quad, 0.1 * t), 0.5 * t)
+        else:
+            t *= 0.1
+    return None
+
+
+def _score_trust(objective, d, p):
+    """The longest step along ``d`` that moves no score by more than ``SCORE_STEP_MAX``.
+
+    A bound from the columns' largest values first; the exact change (one
+    product) only when the bound says the unit step may be too long.
+    """
+    if objective.score_change_bound(d, p) <= SCORE_STEP_MAX:
+        return 1.0
+    change = objective.score_change(d, p)
+    return 1.0 if change <= SCORE_STEP_MAX else SCORE_STEP_MAX / change
+
+
+@dataclass
+class Refit:
+    """What a refit returns (:func:`solve`).
+
+    Parameters
+    ----------
+    params : ndarray
+        The last iterate; the objective was last evaluated there.
+    value : float
+        The objective there.
+    grad : ndarray
+        Its gradient there.
+    n_iter : int
+        Iterations.
+    status : {"ok", "max_iter", "failed"}
+        Converged (``max |grad| <= gtol``), stopped at ``max_iter``, or
+        stopped by the line search with the gradient above ``gtol``.
+    """
+
+    params: np.ndarray
+    value: float
+    grad: np.ndarray
+    n_iter: int
+    status: str
+
+
+def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
+    """Minimise ``objective`` on ``p`` columns from ``params``.
+
+    Parameters
+    ----------
+    objective : LinearObjective
+        The objective.
+    params : ndarray of shape (n_params(p),)
+        Starting point.
+    p : int
+        Columns used.
+    gtol : float
+        Stop when ``max |gradient| <= gtol``.
+    max_iter : int
+        Iteration cap.
+    curvature : CarriedCurvature
+        The curvature to start from; updated in place.
+    f, g : float and ndarray, default=None
+        The value and gradient at ``params``, if known (the objective must
+        then have been last evaluated there).
+
+    Returns
+    -------
+    result : Refit
+    """
+    def fun(z):
+        return objective.value_grad(z, p)
+
+    x = params
+    if f is None:
+        f, g = fun(x)
+    n_iter = noisy_steps = 0
+    while np.max(np.abs(g), initial=0.0) > gtol:
+        if n_iter >= max_iter:
+            return Refit(x, f, g, n_iter, "max_iter")
+        d = objective.flat_free(curvature.direction(g))
+        if not g @ d < 0:  # lost descent (rounding): restart from the gradient
+            curvature.restart(g)
+            d = objective.flat_free(curvature.direction(g))
+        found = _line_search(fun, x, f, g, d, _score_trust(objective, d, p))
+        # near the minimum, steps judged by the gradient alone converge in a
+        # few; a run of them means the gradient is rounding noise
+        noisy_steps = noisy_steps + 1 if found is not None and found[3] else 0
+        if found is None or noisy_steps > _MAX_NOISY_STEPS:
+            fun(x)  # leave the objective at the returned point
+            return Refit(x, f, g, n_iter, "failed")
+        t, f_new, g_new, _ = found
+        n_iter += 1
+        curvature.update(t * d, g_new - g)
+        x, f, g = x + t * d, f_new, g_new
+    return Refit(x, f, g, n_iter, "ok")
