@@ -1,13 +1,12 @@
 """JointBoostClassifier: the scikit-learn estimator around :mod:`mcsparse.solvers`."""
 
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_scalar
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._jointboost import jointboost
+from ..utils.validation import check_int, check_verbose
 from ._base import ScoresMixin, StagedMixin, check_training_data
 
 
@@ -132,15 +131,13 @@ class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstima
         self.verbose = verbose
 
     def _check_params(self):
-        if isinstance(self.n_estimators, (bool, np.bool_)):
-            raise TypeError("n_estimators must be an int, got a bool")
-        check_scalar(self.n_estimators, "n_estimators", numbers.Integral, min_val=1)
+        check_int(self.n_estimators, "n_estimators", low=1)
         if self.subset_search not in ("greedy", "exhaustive"):
             raise ValueError(
                 "subset_search must be 'greedy' or 'exhaustive', "
                 f"got {self.subset_search!r}"
             )
-        check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
+        check_verbose(self.verbose)
 
     def fit(self, X, y):
         """Run JointBoost for ``n_estimators`` rounds.

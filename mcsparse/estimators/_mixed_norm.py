@@ -1,18 +1,17 @@
 """MixedNormClassifier: the l1/l2 (group-lasso) or l1/linf baseline of [SWS2011]."""
 
-import numbers
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_scalar
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
 from ..solvers._mixed_norm import debias as debias_refit
-from ..utils.validation import check_bool, check_sample_weight
+from ..utils.validation import (check_bool, check_int, check_real, check_sample_weight,
+                                check_verbose)
 from ._base import ProbaMixin, ScoresMixin, check_training_data
 
 
@@ -162,20 +161,14 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         return tags
 
     def _check_params(self):
-        check_scalar(self.alpha, "alpha", numbers.Real, min_val=0.0,
-                     include_boundaries="neither")
-        if not np.isfinite(self.alpha):
-            raise ValueError(f"alpha must be finite, got {self.alpha}")
+        check_real(self.alpha, "alpha", low=0.0, include_low=False)
         if not isinstance(self.penalty, str) or self.penalty not in PENALTIES:
             raise ValueError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
         check_bool(self.fit_intercept, "fit_intercept")
         check_bool(self.debias, "debias")
-        check_scalar(self.tol, "tol", numbers.Real, min_val=0.0,
-                     include_boundaries="neither")
-        if not np.isfinite(self.tol):
-            raise ValueError(f"tol must be finite, got {self.tol}")
-        check_scalar(self.max_iter, "max_iter", numbers.Integral, min_val=1)
-        check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
+        check_real(self.tol, "tol", low=0.0, include_low=False)
+        check_int(self.max_iter, "max_iter", low=1)
+        check_verbose(self.verbose)
 
     def _validate_fit_data(self, X, y, sample_weight):
         X, y_idx, classes = check_training_data(self, X, y)
@@ -327,11 +320,9 @@ def mixed_norm_classifier_path(
     base = MixedNormClassifier(penalty=penalty, fit_intercept=fit_intercept, tol=tol,
                                max_iter=max_iter, debias=debias, verbose=verbose)
     base._check_params()
-    check_scalar(n_alphas, "n_alphas", numbers.Integral, min_val=1)
-    check_scalar(alpha_min_ratio, "alpha_min_ratio", numbers.Real, min_val=0.0,
-                 max_val=1.0, include_boundaries="neither")
-    if not np.isfinite(alpha_min_ratio):  # check_scalar lets NaN through
-        raise ValueError(f"alpha_min_ratio must be in (0, 1), got {alpha_min_ratio}")
+    check_int(n_alphas, "n_alphas", low=1)
+    check_real(alpha_min_ratio, "alpha_min_ratio", low=0.0, high=1.0, include_low=False,
+               include_high=False)
     if alphas is not None:
         alphas = np.asarray(alphas, dtype=np.float64).ravel()
         if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):

@@ -9,7 +9,6 @@ example to cross-validate without recomputing kernels), call the solver
 directly.
 """
 
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -18,14 +17,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..kernels import conv_kernel_scale, gaussian_kernel_stack, tail_sums
 from ..kernels._gaussian import _check_bandwidths
 from ..solvers._mkl import multiclass_mkl
+from ..utils.validation import check_int
 from ._base import ScoresMixin, check_training_data
 
 
 def _check_zeta(zeta, n_samples):
-    if isinstance(zeta, bool) or not isinstance(zeta, numbers.Integral):
-        raise TypeError(f"zeta must be an integer, got {zeta!r}")
-    if zeta < 0:
-        raise ValueError(f"zeta must be >= 0, got {zeta}")
+    zeta = check_int(zeta, "zeta", low=0)
     if zeta >= n_samples:
         raise ValueError(f"zeta={zeta} must be smaller than the number of training "
                          f"samples ({n_samples})")

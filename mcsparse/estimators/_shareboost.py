@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
@@ -15,7 +15,8 @@ from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
-from ..utils.validation import check_bool, check_int, check_real, check_sample_weight
+from ..utils.validation import (check_bool, check_int, check_real, check_sample_weight,
+                                check_verbose)
 from ._base import ProbaMixin, ScoresMixin, StagedMixin, check_training_data
 from ._features import resolve_features
 
@@ -128,7 +129,7 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         check_bool(self.fit_intercept, "fit_intercept")
         check_real(self.tol, "tol", low=0.0, include_low=False)
         check_int(self.max_iter, "max_iter", low=1)
-        check_scalar(self.verbose, "verbose", (numbers.Integral, bool), min_val=0)
+        check_verbose(self.verbose)
         callback = getattr(self, "callback", None)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable or None, got {callback!r}")

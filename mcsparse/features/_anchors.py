@@ -14,10 +14,10 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.pairwise import euclidean_distances
-from sklearn.utils import check_scalar
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ..utils.validation import check_int, check_n_jobs
 from ._anchors_fast import anchor_scores_chunk
 from ._base import (CandidateFeatures, _as_real_matrix, _best_remaining,
                     _check_finite_scores)
@@ -31,17 +31,6 @@ def _as_index_matrix(values, name, shape):
     if values.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape {shape}, got shape {values.shape}")
     return values
-
-
-def _check_n_jobs(n_jobs):
-    """``n_jobs`` as the number of threads to use (joblib convention)."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer)):
-        raise TypeError(f"n_jobs must be None or an int, got {n_jobs!r}")
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be None, a positive int or a negative int, got 0")
-    return effective_n_jobs(int(n_jobs))
 
 
 def _check_anchor_inputs(X1, residual, order, cuts):
@@ -165,7 +154,7 @@ def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
     array([[0., 6., 4., 8.]])
     """
     X1, residual, order, cuts = _check_anchor_inputs(X1, residual, order, cuts)
-    scores = _anchor_group_scores(X1, residual, order, cuts, _check_n_jobs(n_jobs))
+    scores = _anchor_group_scores(X1, residual, order, cuts, check_n_jobs(n_jobs))
     return _check_finite_scores(scores, "X1 or residual")
 
 
@@ -407,9 +396,7 @@ class AnchorPoints(CandidateFeatures):
 
     def _check_params(self):
         for name in ("n_anchors", "n_radii"):
-            if isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be an int, got a bool")
-            check_scalar(getattr(self, name), name, numbers.Integral, min_val=1)
+            check_int(getattr(self, name), name, low=1)
         if self.n_anchors * self.n_radii > np.iinfo(np.int32).max:
             raise ValueError(
                 f"n_anchors * n_radii = {self.n_anchors * self.n_radii} candidates are "
@@ -426,7 +413,7 @@ class AnchorPoints(CandidateFeatures):
                 "quantile_range must be a pair (low, high) with 0 < low <= high "
                 f"<= 1, got {q!r}"
             )
-        return _check_n_jobs(self.n_jobs), (float(q[0]), float(q[1]))
+        return check_n_jobs(self.n_jobs), (float(q[0]), float(q[1]))
 
     def fit(self, X, y=None):
         """Find the anchors, sort each anchor's samples by distance, set the radii.

@@ -18,17 +18,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ..utils.validation import check_int, check_n_jobs
 from ._base import CandidateFeatures, RawFeatures
 from ._conv_max_fast import conv_max_chunk
-
-
-def _check_int(name, value, low):
-    """``value`` as an int >= ``low``; bools and floats are refused."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
 
 
 def _check_shape(name, shape):
@@ -39,7 +31,7 @@ def _check_shape(name, shape):
         raise TypeError(f"{name} must be a pair (height, width) of ints, got {shape!r}")
     if len(pair) != 2:
         raise ValueError(f"{name} must be a pair (height, width), got {shape!r}")
-    return tuple(_check_int(f"{name}[{i}]", v, 1) for i, v in enumerate(pair))
+    return tuple(check_int(v, f"{name}[{i}]", low=1) for i, v in enumerate(pair))
 
 
 def _as_float32(values, name, ndim, shape):
@@ -187,9 +179,8 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
     mask_rows = _as_factors(mask_rows, "mask_rows")
     mask_cols = _as_factors(mask_cols, "mask_cols")
     _check_template_shapes(images, templates, mask_rows, mask_cols)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
-    if n_jobs is not None and (_check_int("n_jobs", n_jobs, -(2**31)) == 0):
-        raise ValueError("n_jobs must be None, a positive int or a negative int, got 0")
+    chunk_size = check_int(chunk_size, "chunk_size", low=1)
+    check_n_jobs(n_jobs)
     # |response| <= max|image| * max_f ||w_f||_1, and the kernel multiplies it
     # by v, then by u, in float32: refuse inputs whose response or any of
     # these products could overflow (inf, or inf * 0 = NaN under a zero mask)
@@ -308,7 +299,7 @@ def gaussian_masks(shape, n_masks=16, sigma=None):
     .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
        Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
     """
-    n_masks = _check_int("n_masks", n_masks, 1)
+    n_masks = check_int(n_masks, "n_masks", low=1)
     if math.isqrt(n_masks) ** 2 != n_masks:
         raise ValueError(f"n_masks must be a positive perfect square, got {n_masks}")
     height, width = _check_shape("shape", shape)
@@ -392,10 +383,10 @@ def learn_templates(images, n_templates=1000, patch_size=7, n_patches=100_000,
        Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
     """
     images = _check_images(images)
-    n_templates = _check_int("n_templates", n_templates, 1)
-    n_patches = _check_int("n_patches", n_patches, 1)
+    n_templates = check_int(n_templates, "n_templates", low=1)
+    n_patches = check_int(n_patches, "n_patches", low=1)
     # a 1 x 1 patch minus its mean is zero: no template could have contrast
-    patch_size = _check_int("patch_size", patch_size, 2)
+    patch_size = check_int(patch_size, "patch_size", low=2)
     n, h, w = images.shape
     if n == 0:
         raise ValueError("images is empty: no patches to learn templates from")
@@ -557,7 +548,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         X = validate_data(self, X, dtype=(np.float32, np.float64))
         self.image_shape_ = self._resolve_shape(X.shape[1])
         images = self._images(X, self.image_shape_)
-        _check_int("patch_size", self.patch_size, 2)
+        check_int(self.patch_size, "patch_size", low=2)
         if self.patch_size > min(self.image_shape_):
             raise ValueError(
                 f"patch_size={self.patch_size} is larger than the images "
@@ -737,7 +728,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         check_is_fitted(self, "templates_")
         ids = self._check_ids(ids, self.n_candidates_)
         if n_classes is not None:
-            n_classes = _check_int("n_classes", n_classes, 1)
+            n_classes = check_int(n_classes, "n_classes", low=1)
         n_masks, out_h, out_w = self.masks_.shape
         n_u, n_v = self.mask_rows_.shape[0], self.mask_cols_.shape[0]
         n_used = np.unique(ids // n_masks).size

@@ -20,6 +20,8 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils import check_array
 from sklearn.utils.extmath import row_norms
 
+from ..utils.validation import check_real
+
 _TAIL_SUM_METHODS = ("auto", "eigh", "eigsh")
 
 # "auto" uses the dense eigensolver up to this many samples
@@ -96,14 +98,7 @@ def _check_working_memory(working_memory):
     """``working_memory`` in MiB, sklearn's configured value for None."""
     if working_memory is None:
         working_memory = get_config()["working_memory"]
-    if isinstance(working_memory, (bool, np.bool_)) or not isinstance(
-            working_memory, numbers.Real):
-        raise TypeError(
-            f"working_memory must be None or a number of MiB, got {working_memory!r}")
-    if not (np.isfinite(working_memory) and working_memory > 0):
-        raise ValueError(
-            f"working_memory must be a finite positive number of MiB, got {working_memory!r}")
-    return float(working_memory)
+    return check_real(working_memory, "working_memory", low=0.0, include_low=False)
 
 
 def _check_samples(X, name):

@@ -46,7 +46,6 @@ References
    Sparse Multi Kernel Learning", ICML 2011.
 """
 
-import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -54,6 +53,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
+from ..utils.validation import check_int, check_real
 from ._mkl_fast import link_coefficients as _link_coefficients
 from ._mkl_fast import mkl_epoch as _mkl_epoch
 
@@ -89,33 +89,7 @@ def default_q(n_classes):
     "Multi-Class Learning: From Theory to
     Algorithm", NeurIPS 2018, Theorem 2 and Section 5.2.
     """
-    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
-        raise TypeError(f"n_classes must be an integer, got {n_classes!r}")
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be >= 2, got {n_classes}")
-    return 2.0 * np.log(n_classes)
-
-
-def _check_real(value, name, *, low=None, low_inclusive=True, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and (value < low or (value == low and not low_inclusive)):
-        bound = ">=" if low_inclusive else ">"
-        raise ValueError(f"{name} must be {bound} {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high:g}, got {value!r}")
-    return value
-
-
-def _check_integer(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    return 2.0 * np.log(check_int(n_classes, "n_classes", low=2))
 
 
 def _check_vector(values, name, n, *, positive=False, high=None):
@@ -202,8 +176,8 @@ def link_coefficients(theta_sq, penalty, q, scale=1.0):
         raise ValueError(f"theta_sq must be 1-D, got shape {theta_sq.shape}")
     theta_sq = _check_vector(theta_sq, "theta_sq", n)
     penalty = _check_vector(penalty, "penalty", n)
-    q = _check_real(q, "q", low=1.0, low_inclusive=False)
-    scale = _check_real(scale, "scale", low=0.0, low_inclusive=False)
+    q = check_real(q, "q", low=1.0, include_low=False)
+    scale = check_real(scale, "scale", low=0.0, include_low=False)
     coef = _link_coefficients(theta_sq, penalty, q, scale)
     if not np.isfinite(coef).all():
         raise ValueError(f"the link coefficients overflow: scale={scale!r} is too small "
@@ -564,10 +538,10 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     if classes.shape[0] < 2:
         raise ValueError(f"y has a single class ({classes[0]!r}): need at least two")
     labels = np.ascontiguousarray(labels, dtype=np.intp)
-    C = _check_real(C, "C", low=1.0 / _MAX_SCALE, high=_MAX_SCALE)
-    q = default_q(classes.shape[0]) if q is None else _check_real(
-        q, "q", low=1.0, low_inclusive=False)
-    beta = _check_real(beta, "beta", low=0.0)
+    C = check_real(C, "C", low=1.0 / _MAX_SCALE, high=_MAX_SCALE)
+    q = default_q(classes.shape[0]) if q is None else check_real(
+        q, "q", low=1.0, include_low=False)
+    beta = check_real(beta, "beta", low=0.0)
     if beta > 0 and tail_sums is None:
         raise ValueError("beta > 0 needs tail_sums (the r_m of the training Gram)")
     r = (np.zeros(n_kernels) if tail_sums is None
@@ -578,12 +552,11 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     if beta * r.max() > _MAX_SCALE:
         raise ValueError(f"beta * tail_sums must be <= {_MAX_SCALE:g}, got a maximum of "
                          f"{beta * r.max():g}")
-    max_iter = _check_integer(max_iter, "max_iter", 1)
-    n_iter_no_change = _check_integer(n_iter_no_change, "n_iter_no_change", 1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    n_iter_no_change = check_int(n_iter_no_change, "n_iter_no_change", low=1)
     if tol is not None:
-        tol = _check_real(tol, "tol", low=0.0)
-    if isinstance(verbose, bool) or not isinstance(verbose, numbers.Integral):
-        raise TypeError(f"verbose must be an integer, got {verbose!r}")
+        tol = check_real(tol, "tol", low=0.0)
+    check_int(verbose, "verbose")
     if check_input:
         _check_finite_symmetric(gram)
     rng = check_random_state(random_state)

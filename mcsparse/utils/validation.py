@@ -3,7 +3,8 @@
 import numbers
 
 import numpy as np
-from sklearn.utils import check_array, check_scalar
+from joblib import effective_n_jobs
+from sklearn.utils import check_array
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -56,7 +57,12 @@ def check_sample_weight(sample_weight, n_samples):
 
 
 def check_real(value, name, *, low=None, high=None, include_low=True, include_high=True):
-    """A finite real number within the bounds, as a float (``check_scalar`` + finiteness).
+    """A finite real number within the bounds, as a float.
+
+    The scalar checks of every module of mcsparse go through this helper,
+    :func:`check_int`, :func:`check_n_jobs` and :func:`check_bool`, so that
+    the messages read alike ("alpha must be >= 0, got -1.0"). Like
+    scikit-learn's ``check_scalar``, with NaN and infinity refused too.
 
     Parameters
     ----------
@@ -72,6 +78,7 @@ def check_real(value, name, *, low=None, high=None, include_low=True, include_hi
     Returns
     -------
     value : float
+        The value.
 
     Raises
     ------
@@ -80,20 +87,22 @@ def check_real(value, name, *, low=None, high=None, include_low=True, include_hi
     ValueError
         If it is NaN, infinite or out of the bounds.
     """
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    check_scalar(value, name, numbers.Real)
+    value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
+        raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and (value < low or (value == low and not include_low)):
-        raise ValueError(f"{name} == {value}, must be {'>=' if include_low else '>'} {low}.")
+        raise ValueError(f"{name} must be {'>=' if include_low else '>'} {low:g}, "
+                         f"got {value!r}")
     if high is not None and (value > high or (value == high and not include_high)):
-        raise ValueError(f"{name} == {value}, must be {'<=' if include_high else '<'} {high}.")
-    return float(value)
+        raise ValueError(f"{name} must be {'<=' if include_high else '<'} {high:g}, "
+                         f"got {value!r}")
+    return value
 
 
 def check_int(value, name, *, low=None, high=None):
-    """An integer within the bounds, as an int (``check_scalar``; bools refused).
+    """An integer within the bounds, as an int (bools refused).
 
     Parameters
     ----------
@@ -107,6 +116,7 @@ def check_int(value, name, *, low=None, high=None):
     Returns
     -------
     value : int
+        The value.
 
     Raises
     ------
@@ -115,10 +125,50 @@ def check_int(value, name, *, low=None, high=None):
     ValueError
         If it is out of the bounds.
     """
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    check_scalar(value, name, numbers.Integral, min_val=low, max_val=high)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}")
     return int(value)
+
+
+def check_n_jobs(n_jobs):
+    """``n_jobs`` as the number of threads to use (joblib's convention).
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        None is one thread; negative values count back from the number of
+        CPUs (-1: all).
+
+    Returns
+    -------
+    n_threads : int
+        At least 1.
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is neither None nor an integer.
+    ValueError
+        If it is 0.
+    """
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs must be an integer or None, got {n_jobs!r}")
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be None, a positive int or a negative int, got 0")
+    return effective_n_jobs(int(n_jobs))
+
+
+def check_verbose(verbose):
+    """``verbose`` as a non-negative int (bools accepted, as scikit-learn does)."""
+    if isinstance(verbose, (bool, np.bool_)):
+        return int(verbose)
+    return check_int(verbose, "verbose", low=0)
 
 
 def check_bool(value, name):
@@ -166,7 +216,7 @@ def check_solver_data(X, y, n_classes, sample_weight=None, *, accept_sparse=Fals
         If ``y`` does not hold integers, or ``X`` is complex or sparse in a
         format not accepted.
     """
-    check_scalar(n_classes, "n_classes", numbers.Integral, min_val=2)
+    check_int(n_classes, "n_classes", low=2)
     X = check_array(X, accept_sparse=accept_sparse, dtype=[np.float64, np.float32],
                     input_name="X")
     y = np.asarray(y)
