@@ -53,7 +53,7 @@ def _truncate(path, n_rounds):
         refit_n_iter=path.refit_n_iter[:n_rounds],
         n_refits_not_converged=path.n_refits_not_converged,
         column_ptr=path.column_ptr[: n_rounds + 1],
-    )
+    )  # without the refit's state, which belongs to the last round
 
 
 def _validation_split(X, y_idx, fraction, random_state):
@@ -592,8 +592,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             self.best_iteration_ = monitor.best_iteration_
             if self.n_iter_no_change is not None:
                 path = _truncate(path, self.best_iteration_)
-        if not self.warm_start:  # the refit's curvature only serves to continue the path
-            path.curvature = None
+        if not self.warm_start:  # the refit's state only serves to continue the path
+            path.curvature = path.params = None
         self._path = path
         self.features_.end_scan(path.selected_features)
         self.selected_features_ = path.selected_features

@@ -479,4 +479,4 @@ def hessian_rows_numpy(P, sample_weight, V):
     D[:, rows == cols] += P
     if sample_weight is not None:
         D *= sample_weight[:, None]
-    return (V[:, :, None] * D[:, None, :]).reshape(n, -1)
+    return (V[:, :, None] * D[:, None, :]).reshape(n, V.shape[1] * rows.size)

@@ -113,6 +113,9 @@ class ShareBoostPath:
         the path exactly as one longer run would; None: a continued path
         starts from the exact Hessian instead (the same model within the
         refits' tolerance).
+    params : ndarray, default=None
+        The last refit's packed parameters (on centred columns), kept with
+        ``curvature``.
     """
 
     selected_features: np.ndarray
@@ -124,6 +127,7 @@ class ShareBoostPath:
     n_refits_not_converged: int
     column_ptr: np.ndarray = None
     curvature: object = None
+    params: np.ndarray = None
 
     def __post_init__(self):
         if self.column_ptr is None:
@@ -259,9 +263,12 @@ class _PathState:
         self.losses, self.scores = list(path.train_loss), list(path.selection_scores)
         self.n_iters = list(path.refit_n_iter)
         k, p = self.objective.n_scores, self.p
-        W = np.asarray(self.coefs[-1], dtype=np.float64) if self.coefs else np.zeros((k, 0))
-        b = np.asarray(self.intercepts[-1], dtype=np.float64) if self.coefs else np.zeros(k)
-        self.params = self.objective.pack(W, b + W @ self.columns.shift[:p])
+        if path.params is not None and path.params.size == self.objective.n_params(p):
+            self.params = path.params.copy()  # exactly where the path stopped
+        else:
+            W = np.asarray(self.coefs[-1], dtype=np.float64) if self.coefs else np.zeros((k, 0))
+            b = np.asarray(self.intercepts[-1], dtype=np.float64) if self.coefs else np.zeros(k)
+            self.params = self.objective.pack(W, b + W @ self.columns.shift[:p])
         with self.one_blas_thread():
             self.loss, self.grad = self.objective.value_grad(self.params, p)
             if path.curvature is not None and path.curvature.n_params == self.params.size:
@@ -356,6 +363,7 @@ class _PathState:
             n_refits_not_converged=self.stops["max_iter"] + self.stops["failed"]
             + (0 if init_path is None else init_path.n_refits_not_converged),
             curvature=self.curvature.compact(),
+            params=self.params.copy(),
         )
 
 

@@ -1,0 +1,382 @@
+"""The objective layer: losses and penalties, the column store, LinearObjective.
+
+The Cython modules of the objective (``_objective_fast``) against their
+NumPy twins (float32 and float64 storage, edge sizes), gradients and
+Hessian-vector products against finite differences, the exact Hessian
+columns against Hessian-vector products, and bad input.
+"""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime, check_grad
+from scipy.special import logsumexp
+
+from mcsparse.loss import (
+    BinaryLogisticLoss,
+    Frobenius,
+    MixedNorm,
+    MulticlassLogisticLoss,
+    SmoothedLinfOne,
+    make_penalty,
+)
+from mcsparse.loss._multiclass_logistic import loss_rows_numpy
+from mcsparse.loss._multiclass_logistic_fast import loss_gradient, loss_rows
+from mcsparse.solvers._design import (
+    SelectedColumns,
+    SparseColumns,
+    dense_matmul_numpy,
+    dense_rmatmul_numpy,
+    dense_value_grad_numpy,
+    hessian_rows_numpy,
+)
+from mcsparse.solvers._objective import LinearObjective
+from mcsparse.solvers._objective_fast import (
+    dense_matmul,
+    dense_rmatmul,
+    dense_value_grad,
+    hessian_rows,
+)
+
+# rows around the sub-block sizes of the Cython pass (64 .. 4096 rows, 256 for the loss)
+SIZES = [(0, 3), (1, 1), (2, 0), (63, 5), (65, 1), (257, 7), (1100, 40), (4097, 8)]
+
+
+def _store(n, cap, dtype, rng):
+    X = rng.standard_normal((n, cap)).astype(dtype)
+    if dtype == np.float32:
+        X = np.round(X * 8) / 8  # exact float32 values, the store keeps them so
+    return np.asfortranarray(X)
+
+
+# --- the Cython products against their twins -----------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, p", SIZES)
+@pytest.mark.parametrize("shifted", [False, True])
+def test_dense_products_match_twins(dtype, n, p, shifted):
+    rng = np.random.default_rng(n + p)
+    X = _store(n, p + 3, dtype, rng)
+    shift = rng.standard_normal(p + 3) if shifted else None
+    for r in (1, 10):
+        Vt = rng.standard_normal((p, r))
+        out = np.full((n, r), np.nan)
+        dense_matmul(X, shift, p, Vt, out)
+        np.testing.assert_allclose(out, dense_matmul_numpy(X, shift, p, Vt), rtol=1e-12,
+                                   atol=1e-12)
+        M = rng.standard_normal((n, r))
+        out = np.full((p, r), np.nan)
+        dense_rmatmul(X, shift, p, M, out)
+        np.testing.assert_allclose(out, dense_rmatmul_numpy(X, shift, p, M), rtol=1e-12,
+                                   atol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, p", SIZES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("binary, margin", [(False, 1.0), (False, 0.0), (True, 0.0)])
+def test_fused_pass_matches_twin(dtype, n, p, weighted, binary, margin):
+    rng = np.random.default_rng(3 * n + p)
+    k = 1 if binary else 4
+    X = _store(n, p, dtype, rng)
+    shift = rng.standard_normal(p)
+    Wt, b = rng.standard_normal((p, k)), rng.standard_normal(k)
+    y = rng.integers(0, 2 if binary else k, n).astype(np.intp)
+    w = rng.uniform(0, 2, n) if weighted else None
+    S, R = np.empty((n, k)), np.empty((n, k))
+    G, gb = np.full((p, k), np.nan), np.full(k, np.nan)
+    loss = dense_value_grad(X, shift, p, Wt, b, y, w, margin, binary, S, R, G, gb)
+    loss_ref, S_ref, R_ref, G_ref, gb_ref = dense_value_grad_numpy(
+        X, shift, p, Wt, b, y, w, margin, binary)
+    np.testing.assert_allclose(loss, loss_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(S, S_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(R, R_ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(gb, gb_ref, rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, k, q", [(0, 3, 2), (1, 1, 1), (50, 4, 3), (300, 10, 1)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_hessian_rows_match_twin(n, k, q, weighted):
+    rng = np.random.default_rng(n + k)
+    P = rng.dirichlet(np.ones(k), size=n) if n else np.zeros((0, k))
+    w = rng.uniform(0, 2, n) if weighted else None
+    V = rng.standard_normal((n, q))
+    out = np.full((n, q * k * (k + 1) // 2), np.nan)
+    hessian_rows(P, w, V, out)
+    np.testing.assert_allclose(out, hessian_rows_numpy(P, w, V), rtol=1e-13, atol=1e-15)
+
+
+def test_cython_entries_refuse_inconsistent_shapes():
+    X = np.asfortranarray(np.ones((5, 3)))
+    with pytest.raises(ValueError, match="outside"):
+        dense_matmul(X, None, 4, np.ones((4, 2)), np.empty((5, 2)))
+    with pytest.raises(ValueError, match="inconsistent"):
+        dense_matmul(X, None, 2, np.ones((3, 2)), np.empty((5, 2)))
+    with pytest.raises(ValueError, match="inconsistent"):
+        dense_rmatmul(X, None, 2, np.ones((4, 2)), np.empty((2, 2)))
+    with pytest.raises(ValueError, match="shift"):
+        dense_rmatmul(X, np.zeros(1), 2, np.ones((5, 2)), np.empty((2, 2)))
+    y = np.zeros(5, dtype=np.intp)
+    args = (np.ones(2), y, None, 1.0, False, np.empty((5, 2)), np.empty((5, 2)),
+            np.empty((2, 2)), np.empty(2))
+    with pytest.raises(ValueError, match="inconsistent"):
+        dense_value_grad(X, None, 2, np.ones((2, 3)), *args)
+    with pytest.raises(ValueError, match="outside"):
+        dense_value_grad(X, None, 2, np.ones((2, 2)), np.ones(2), np.full(5, 7, np.intp),
+                         *args[2:])
+    with pytest.raises(ValueError, match="inconsistent"):
+        hessian_rows(np.ones((5, 2)), None, np.ones((5, 1)), np.empty((5, 2)))
+    with pytest.raises(TypeError):
+        dense_matmul(None, None, 0, np.ones((0, 2)), np.empty((5, 2)))
+
+
+# --- the losses -------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 600])
+def test_loss_rows_match_twin_and_definition(dtype, n):
+    rng = np.random.default_rng(n)
+    for binary, k in ((False, 5), (True, 1)):
+        scores = (4 * rng.standard_normal((n, k))).astype(dtype)
+        y = rng.integers(0, 2 if binary else k, n).astype(np.intp)
+        grad, loss = np.empty_like(scores), np.empty(n)
+        total = loss_rows(scores, y, grad, loss, 1.0, binary)
+        loss_ref, grad_ref = loss_rows_numpy(scores, y, 1.0, binary)
+        rtol = 1e-12 if dtype == np.float64 else 1e-6
+        np.testing.assert_allclose(loss, loss_ref, rtol=rtol, atol=1e-300)
+        np.testing.assert_allclose(grad, grad_ref, rtol=rtol, atol=1e-7)
+        np.testing.assert_allclose(total, loss.sum(), rtol=1e-12)
+        s = scores.astype(np.float64)
+        if binary:
+            definition = np.logaddexp(0.0, s[:, 0]) - y * s[:, 0]
+        else:
+            z = s - s[np.arange(n), y][:, None] + 1.0
+            z[np.arange(n), y] = 0.0
+            definition = logsumexp(z, axis=1) if n else np.zeros(0)
+        # logsumexp's log(1 + tiny) is itself only precise to eps absolute
+        np.testing.assert_allclose(loss, definition, rtol=rtol, atol=4 * np.finfo(float).eps)
+
+
+def test_binary_loss_is_the_two_class_soft_max_without_margin():
+    rng = np.random.default_rng(0)
+    s = 3 * rng.standard_normal(40)
+    y = rng.integers(0, 2, 40)
+    binary, grad_b = BinaryLogisticLoss().loss_gradient(s[:, None], y)
+    two = np.column_stack([np.zeros(40), s])
+    soft, grad_s = MulticlassLogisticLoss(margin=0.0).loss_gradient(two, y)
+    np.testing.assert_allclose(binary, soft, rtol=1e-13)
+    np.testing.assert_allclose(grad_b[:, 0], grad_s[:, 1], rtol=1e-12, atol=1e-16)
+    assert BinaryLogisticLoss().n_scores(2) == 1
+    with pytest.raises(ValueError, match="needs 2 classes"):
+        BinaryLogisticLoss().n_scores(3)
+
+
+@pytest.mark.parametrize("loss", [MulticlassLogisticLoss(), MulticlassLogisticLoss(0.5),
+                                  BinaryLogisticLoss()])
+def test_loss_hessian_product_is_the_derivative_of_the_gradient(loss):
+    rng = np.random.default_rng(1)
+    k = 1 if loss.binary else 4
+    S = rng.standard_normal((30, k))
+    y = rng.integers(0, 2 if loss.binary else k, 30).astype(np.intp)
+    w = rng.uniform(0.5, 2, 30)
+    U = rng.standard_normal((30, k))
+    R = np.empty_like(S)
+    loss.sum_gradient(S, y, w, R)
+    HU = loss.hessian_product(loss.proba(R, y, w), w, U)
+    eps = 1e-6
+    Rp, Rm = np.empty_like(S), np.empty_like(S)
+    loss.sum_gradient(S + eps * U, y, w, Rp)
+    loss.sum_gradient(S - eps * U, y, w, Rm)
+    np.testing.assert_allclose(HU, (Rp - Rm) / (2 * eps), atol=1e-8)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: MulticlassLogisticLoss(margin=-1.0), ValueError, "margin"),
+    (lambda: MulticlassLogisticLoss(margin=np.nan), ValueError, "margin"),
+    (lambda: MulticlassLogisticLoss(margin="1"), TypeError, "margin"),
+    (lambda: BinaryLogisticLoss().loss_gradient(np.zeros((3, 2)), [0, 1, 0]), ValueError,
+     "one score per row"),
+    (lambda: BinaryLogisticLoss().loss_gradient(np.zeros((2, 1)), [0, 2]), ValueError,
+     r"\[0, 2\)"),
+    (lambda: BinaryLogisticLoss().loss_gradient(np.array([[np.nan]]), [0]), ValueError,
+     "NaN"),
+    (lambda: Frobenius(-1.0), ValueError, "alpha"),
+    (lambda: Frobenius(np.inf), ValueError, "alpha"),
+    (lambda: SmoothedLinfOne(1.0, beta=0.5), ValueError, "beta"),
+    (lambda: SmoothedLinfOne("a"), TypeError, "alpha"),
+    (lambda: MixedNorm("l2"), ValueError, "penalty must be one of"),
+    (lambda: MixedNorm("l1/l2", -1.0), ValueError, "lam"),
+    (lambda: make_penalty("l1", 1.0), ValueError, "penalty must be one of"),
+])
+def test_loss_and_penalty_bad_input(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize("penalty", [Frobenius(0.3), SmoothedLinfOne(0.3, 4.0)])
+def test_penalty_gradient_and_column_hessian(penalty):
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((4, 3))
+    f = lambda w: penalty.value_gradient(w.reshape(4, 3))[0]  # noqa: E731
+    g = lambda w: penalty.value_gradient(w.reshape(4, 3))[1].ravel()  # noqa: E731
+    assert check_grad(f, g, W.ravel()) < 1e-6
+    _, _, H = penalty.column_terms(W.T)
+    for j in range(3):
+        num = approx_fprime(W[:, j], lambda u: penalty.column_terms(u[None])[1][0], 1e-7)
+        np.testing.assert_allclose(H[j], num, atol=1e-5)
+
+
+# --- the column store ------------------------------------------------------------
+
+def test_store_keeps_exact_float32_values_and_upgrades_when_needed():
+    rng = np.random.default_rng(4)
+    n = 2**21 // 4 + 1  # large enough for float32 storage
+    store = SelectedColumns(n, 4)
+    assert store.dtype == np.float32
+    stump = (rng.random((n, 1)) < 0.3).astype(float)
+    store.put(stump, 0, center=True)
+    assert store.dtype == np.float32
+    np.testing.assert_array_equal(store.column(0), stump[:, 0] - stump.mean())
+    other = rng.standard_normal((n, 1))  # not float32 numbers
+    store.put(other, 1, center=True)
+    assert store.dtype == np.float64
+    X = np.hstack([stump - stump.mean(), other - other.mean()])
+    W = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(store.matmul(W, np.empty((n, 3))), X @ W, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_store_results_do_not_depend_on_threads():
+    rng = np.random.default_rng(5)
+    n = 5000
+    stores = [SelectedColumns(n, 3, n_threads=t, row_block=700) for t in (1, 2)]
+    dense = rng.standard_normal((n, 3))
+    group = rng.standard_normal((n, 4)) * (rng.random((n, 1)) < 0.3)
+    for store in stores:
+        store.put(dense, 0, center=True)
+        store.put(group, 3)
+    y = rng.integers(0, 5, n)
+    objectives = [LinearObjective(s, y, n_classes=5, penalty=Frobenius(0.1)) for s in stores]
+    params = rng.standard_normal(objectives[0].n_params(7))
+    one, two = (o.value_grad(params, 7) for o in objectives)
+    assert one[0] == two[0]  # the same sums in the same order
+    np.testing.assert_array_equal(one[1], two[1])
+
+
+@pytest.mark.parametrize("block, start, error, match", [
+    (np.ones((4, 1)), 0, ValueError, r"shape \(n_samples, width\)"),
+    (np.ones(5), 0, ValueError, r"shape \(n_samples, width\)"),
+    (np.ones((5, 1)), 3, ValueError, "outside"),
+])
+def test_store_put_bad_input(block, start, error, match):
+    with pytest.raises(error, match=match):
+        SelectedColumns(5, 2).put(block, start)
+
+
+def test_sparse_columns_match_dense():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 5)) * (rng.random((40, 5)) < 0.4)
+    mu = X.mean(axis=0)
+    y = rng.integers(0, 3, 40)
+    sparse = LinearObjective(SparseColumns(sp.csc_matrix(X), mu), y, n_classes=3)
+    dense = LinearObjective(X - mu, y, n_classes=3)
+    params = rng.standard_normal(sparse.n_params(5))
+    for a, b in zip(sparse.value_grad(params, 5), dense.value_grad(params, 5)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+# --- the objective --------------------------------------------------------------
+
+def _objective(loss=None, penalty=Frobenius(0.2), fit_intercept=True, seed=7, weights=True):
+    rng = np.random.default_rng(seed)
+    n, k = 80, 1 if isinstance(loss, BinaryLogisticLoss) else 4
+    store = SelectedColumns(n, 2, row_block=30)
+    store.put(rng.standard_normal((n, 3)), 0, center=fit_intercept)
+    store.put(rng.standard_normal((n, 2)) * (rng.random((n, 1)) < 0.3), 3)  # row-sparse
+    y = rng.integers(0, 2 if k == 1 else k, n)
+    w = rng.uniform(0.2, 2, n) if weights else None
+    return LinearObjective(store, y, w, n_classes=2 if k == 1 else k, loss=loss,
+                           penalty=penalty, fit_intercept=fit_intercept), rng
+
+
+CASES = [dict(), dict(penalty=SmoothedLinfOne(0.3, 5.0)), dict(penalty=None),
+         dict(fit_intercept=False), dict(weights=False),
+         dict(loss=BinaryLogisticLoss(), penalty=Frobenius(0.1))]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gradient_hessian_product_and_hessian_columns(case):
+    obj, rng = _objective(**case)
+    x = rng.standard_normal(obj.n_params(5))
+    f = lambda z: obj.value_grad(z, 5)[0]  # noqa: E731
+    g = lambda z: obj.value_grad(z, 5)[1]  # noqa: E731
+    assert check_grad(f, g, x) < 1e-6
+    obj.value_grad(x, 5)
+    v = rng.standard_normal(x.size)
+    hv = obj.hessian_product(v, 5)
+    fd = (g(x + 1e-6 * v) - g(x - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(hv, fd, atol=1e-7)
+    obj.value_grad(x, 5)
+    full = np.column_stack([obj.hessian_product(e, 5) for e in np.eye(x.size)])
+    np.testing.assert_allclose(obj.hessian_columns(0, 5, intercept=True), full, atol=1e-14)
+    nb = obj.n_intercept
+    np.testing.assert_allclose(obj.hessian_columns(3, 5), full[:, nb + 3 * obj.n_scores:],
+                               atol=1e-14)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_grow_equals_a_new_evaluation(case):
+    obj, rng = _objective(**case)
+    x = rng.standard_normal(obj.n_params(3))
+    _, g3 = obj.value_grad(x, 3)
+    grown = obj.grow(g3, 3, 5)
+    padded = np.concatenate([x, np.zeros(2 * obj.n_scores)])
+    np.testing.assert_allclose(grown, obj.value_grad(padded, 5)[1], rtol=1e-12, atol=1e-15)
+
+
+def test_flat_directions_change_nothing():
+    obj, rng = _objective(penalty=None)
+    x = rng.standard_normal(obj.n_params(5))
+    d = rng.standard_normal(x.size)
+    flat = d - obj.flat_free(d.copy())
+    f0 = obj.value_grad(x, 5)[0]
+    np.testing.assert_allclose(obj.value_grad(x + 3.0 * flat, 5)[0], f0, rtol=1e-13)
+    assert np.abs(flat).max() > 0.1  # something was removed
+    binary, _ = _objective(loss=BinaryLogisticLoss())
+    np.testing.assert_array_equal(binary.flat_free(d[:binary.n_params(5)].copy()),
+                                  d[:binary.n_params(5)])
+
+
+def test_score_change_and_its_bound():
+    obj, rng = _objective()
+    d = rng.standard_normal(obj.n_params(5))
+    exact = obj.score_change(d, 5)
+    assert exact <= obj.score_change_bound(d, 5) * (1 + 1e-12)
+    x = rng.standard_normal(d.size)
+    obj.value_grad(x, 5)
+    before = obj.scores.copy()
+    obj.value_grad(x + d, 5)
+    np.testing.assert_allclose(exact, np.abs(obj.scores - before).max(), rtol=1e-12)
+
+
+def test_objective_bad_input():
+    X = np.ones((5, 2))
+    with pytest.raises(TypeError, match="integer labels"):
+        LinearObjective(X, np.linspace(0, 1, 5), n_classes=2)
+    with pytest.raises(ValueError, match=r"shape \(5,\)"):
+        LinearObjective(X, np.zeros(4, dtype=int), n_classes=2)
+    with pytest.raises(ValueError, match=r"labels in \[0, 3\)"):
+        LinearObjective(X, np.array([0, 1, 2, 3, 0]), n_classes=3)
+    with pytest.raises(ValueError, match=r"labels in \[0, 2\)"):
+        LinearObjective(X, np.array([0, 1, 2, 1, 0]), n_classes=2, loss=BinaryLogisticLoss())
+    with pytest.raises(ValueError, match="n_classes"):
+        LinearObjective(X, np.zeros(5, dtype=int), n_classes=1)
+    with pytest.raises(TypeError, match="n_classes"):
+        LinearObjective(X, np.zeros(5, dtype=int), n_classes=2.0)
+    obj = LinearObjective(X, np.array([0, 1, 0, 1, 0]), n_classes=2)
+    with pytest.raises(ValueError, match=r"params must have shape \(6,\)"):
+        obj.value_grad(np.zeros(5), 2)
+    with pytest.raises(ValueError, match="outside"):
+        obj.value_grad(np.zeros(8), 3)

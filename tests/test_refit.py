@@ -1,0 +1,180 @@
+"""The refit engine: its BLAS module against the NumPy twins, the bordering against
+the exact inverse, solves against SciPy's minimiser, and what a stop reports."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from mcsparse import ShareBoostClassifier
+from mcsparse.loss import BinaryLogisticLoss, Frobenius, SmoothedLinfOne
+from mcsparse.solvers import shareboost_path
+from mcsparse.solvers._design import SelectedColumns
+from mcsparse.solvers._objective import LinearObjective
+from mcsparse.solvers._refit import (
+    CarriedCurvature,
+    solve,
+    symm_numpy,
+    symv_numpy,
+    syr2_numpy,
+    syrk_numpy,
+)
+from mcsparse.solvers._refit_fast import symm, symv, syr2, syrk
+
+
+@pytest.mark.parametrize("m, capacity", [(0, 3), (1, 1), (5, 5), (7, 12), (40, 64)])
+def test_blas_module_matches_twins(m, capacity):
+    rng = np.random.default_rng(m)
+    H = np.asfortranarray(rng.standard_normal((capacity, capacity)))
+    x, a = rng.standard_normal(m), rng.standard_normal(m)
+    V = np.asfortranarray(rng.standard_normal((m, 3)))
+    out = np.empty(m)
+    symv(H, m, x, out)
+    np.testing.assert_allclose(out, symv_numpy(H, m, x), rtol=1e-12, atol=1e-12)
+    out = np.empty((m, 3), order="F")
+    symm(H, m, V, out)
+    np.testing.assert_allclose(out, symm_numpy(H, m, V), rtol=1e-12, atol=1e-12)
+    upper = np.triu_indices(m)
+    for update, twin, args in ((syr2, syr2_numpy, (a, x)), (syrk, syrk_numpy, (V,))):
+        G = H.copy(order="F")
+        update(G, m, *args)
+        want = twin(H, m, *args)
+        np.testing.assert_allclose(G[:m, :m][upper], want[:m, :m][upper], rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_array_equal(G[m:], H[m:])  # outside the leading block: untouched
+
+
+def test_blas_module_refuses_bad_shapes():
+    H = np.asfortranarray(np.eye(3))
+    with pytest.raises(ValueError, match="outside"):
+        symv(H, 4, np.ones(4), np.empty(4))
+    with pytest.raises(ValueError, match="entries"):
+        symv(H, 2, np.ones(3), np.empty(2))
+    with pytest.raises(ValueError, match="square"):
+        syr2(np.asfortranarray(np.ones((3, 2))), 1, np.ones(1), np.ones(1))
+    with pytest.raises(ValueError, match="rows"):
+        syrk(H, 2, np.asfortranarray(np.ones((3, 1))))
+    with pytest.raises(ValueError, match="shape"):
+        symm(H, 2, np.asfortranarray(np.ones((2, 2))), np.empty((2, 3), order="F"))
+
+
+def _objective(seed=0, n=120, d=6, k=3, penalty=Frobenius(0.05), fit_intercept=True,
+               loss=None, scales=None):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if scales is not None:
+        X = X * scales
+    W = rng.standard_normal((k, d))
+    y = np.argmax(X @ W.T + 1.5 * rng.standard_normal((n, k)), axis=1)
+    if loss is not None and loss.binary:
+        y = (y == 0).astype(int)
+        k = 2
+    store = SelectedColumns(n, d)
+    store.put(X, 0, center=fit_intercept)
+    return LinearObjective(store, y, n_classes=k, loss=loss, penalty=penalty,
+                           fit_intercept=fit_intercept)
+
+
+def test_bordering_is_the_exact_inverse_when_the_old_block_is():
+    # no intercept and a penalty: no flat direction, the Hessian is invertible
+    obj = _objective(fit_intercept=False)
+    x = np.random.default_rng(1).standard_normal(obj.n_params(6)) * 0.3
+    x4 = x[:obj.n_params(4)]
+    curvature = CarriedCurvature()
+    obj.value_grad(x4, 4)
+    curvature.reset(obj, 4, 0)  # the exact inverse on 4 columns
+    obj.value_grad(np.concatenate([x4, np.zeros(2 * obj.n_scores)]), 6)
+    curvature.extend(obj, 4, 6, 0)  # bordered by the exact blocks of 2 more
+    H = curvature.H[:x.size, :x.size]
+    H = np.triu(H) + np.triu(H, 1).T
+    padded = np.concatenate([x4, np.zeros(2 * obj.n_scores)])
+    obj.value_grad(padded, 6)
+    exact = np.column_stack([obj.hessian_product(e, 6) for e in np.eye(x.size)])
+    np.testing.assert_allclose(H, np.linalg.inv(exact), rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(penalty=SmoothedLinfOne(0.05, 5.0)),
+                                dict(fit_intercept=False), dict(penalty=None, n=300),
+                                dict(loss=BinaryLogisticLoss(), penalty=Frobenius(0.02))])
+def test_solve_reaches_scipys_minimum(kw):
+    obj = _objective(**kw)
+    m = obj.n_params(6)
+    ref = minimize(lambda z: obj.value_grad(z, 6), np.zeros(m), jac=True, method="BFGS",
+                   options={"gtol": 1e-11, "maxiter": 5000})
+    curvature = CarriedCurvature()
+    x0 = np.zeros(m)
+    obj.value_grad(x0, 6)
+    curvature.reset(obj, 6, 0)
+    result = solve(obj, x0, 6, gtol=1e-10, max_iter=200, curvature=curvature)
+    assert result.status == "ok"
+    assert np.abs(result.grad).max() <= 1e-10
+    np.testing.assert_allclose(result.value, ref.fun, rtol=1e-12)
+    W, b = obj.unpack(result.params, 6)
+    W_ref, b_ref = obj.unpack(ref.x, 6)
+    np.testing.assert_allclose(W_ref - W_ref.mean(axis=0), W - W.mean(axis=0), atol=1e-6)
+
+
+def test_solve_from_scratch_in_lbfgs_mode():
+    obj = _objective(penalty=Frobenius(0.05))
+    curvature = CarriedCurvature(max_dense=5)  # too small: pairs instead
+    x0 = np.zeros(obj.n_params(6))
+    obj.value_grad(x0, 6)
+    curvature.reset(obj, 6, 0)
+    assert not curvature.dense
+    result = solve(obj, x0, 6, gtol=1e-9, max_iter=500, curvature=curvature)
+    assert result.status == "ok" and np.abs(result.grad).max() <= 1e-9
+
+
+def test_a_stop_with_a_large_gradient_is_never_ok():
+    obj = _objective()
+    x0 = np.zeros(obj.n_params(6))
+    curvature = CarriedCurvature()
+    obj.value_grad(x0, 6)
+    curvature.reset(obj, 6, 0)
+    result = solve(obj, x0, 6, gtol=1e-8, max_iter=1, curvature=curvature)
+    assert result.status == "max_iter" and np.abs(result.grad).max() > 1e-8
+    # a tolerance below float64's reach on these data: the line search gives up
+    result = solve(obj, x0, 6, gtol=1e-30, max_iter=10_000, curvature=curvature)
+    assert result.status == "failed" and result.n_iter < 10_000
+
+
+def test_badly_scaled_columns_with_a_penalty_converge_or_say_so():
+    """Columns scaled 1e3 to 1e-3 with a penalty: the refit reaches the tolerance
+    (an L-BFGS stopped on its function-value test 1.3e-5 above the optimum)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 6)) * np.logspace(3, -3, 6)
+    y = rng.integers(0, 3, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # no stop with a large gradient
+        path = shareboost_path(X, y, n_classes=3, n_rounds=6, alpha=1e-3, tol=1e-8)
+    assert path.n_refits_not_converged == 0
+    obj = LinearObjective(X[:, path.selected_features], y, n_classes=3, penalty=Frobenius(1e-3))
+    ref = minimize(lambda z: obj.value_grad(z, 6), np.zeros(obj.n_params(6)), jac=True,
+                   method="L-BFGS-B", options={"gtol": 1e-14, "ftol": 0, "maxiter": 100_000})
+    assert path.train_loss[-1] <= ref.fun + 1e-9
+
+
+def test_warm_start_keeps_the_curvature_and_equals_one_long_fit_bitwise():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((200, 12))
+    y = np.argmax(X[:, :3] + rng.standard_normal((200, 3)), axis=1)
+    one = ShareBoostClassifier(n_features_to_select=8, alpha=0.01).fit(X, y)
+    warm = ShareBoostClassifier(n_features_to_select=4, alpha=0.01, warm_start=True).fit(X, y)
+    assert warm._path.curvature is not None and warm._path.params is not None
+    warm.set_params(n_features_to_select=8).fit(X, y)
+    np.testing.assert_array_equal(warm.coef_, one.coef_)
+    np.testing.assert_array_equal(warm.train_loss_, one.train_loss_)
+    assert one._path.curvature is None  # kept only when a warm start may follow
+
+
+def test_few_iterations_a_round_on_a_long_path():
+    """The point of the engine: the curvature carried from round to round."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((2000, 60))
+    y = np.argmax(X[:, :10] @ rng.standard_normal((10, 5)) + rng.standard_normal((2000, 5)),
+                  axis=1)
+    path = shareboost_path(X, y, n_classes=5, n_rounds=40, alpha=1e-4)
+    assert np.median(path.refit_n_iter[20:]) <= 10
+    assert path.n_refits_not_converged == 0
