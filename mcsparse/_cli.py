@@ -114,7 +114,7 @@ def _check_output(parser, output):
 
 
 HEADER = (f"{'round':>5}  {'feature':>7}  {'name':<14} {'train loss':>11}  "
-          f"{'test err %':>10}  {'L-BFGS it':>9}  {'elapsed s':>9}")
+          f"{'test err %':>10}  {'refit it':>9}  {'elapsed s':>9}")
 
 
 def format_row(row):
@@ -141,9 +141,9 @@ def build_parser():
                         help="fit an intercept (default: no for the UCI sets, as "
                              "in eq. 1 of the paper; yes for mnist)")
     parser.add_argument("--max-iter", type=_int_at_least(1), default=200,
-                        help="L-BFGS iterations per refit (default 200)")
+                        help="iteration cap of each refit (default 200)")
     parser.add_argument("--tol", type=_finite_float(positive=True), default=1e-4,
-                        help="L-BFGS tolerance per refit (default 1e-4)")
+                        help="relative gradient tolerance of each refit (default 1e-4)")
     parser.add_argument("--max-train", type=_int_at_least(1), default=None,
                         help="use a stratified random subset of this many training "
                              "samples (quick runs)")
@@ -237,7 +237,7 @@ def main(argv=None):
     print(f"final test error {100 * errors[-1]:.2f}% with {len(rows)} features; "
           f"best {100 * errors[best]:.2f}% at round {best + 1}")
     print(f"fit {fit_time:.1f} s ({fit_time / len(rows):.2f} s per round), median "
-          f"L-BFGS iterations per refit {np.median(clf.refit_n_iter_):.0f}")
+          f"refit iterations per round {np.median(clf.refit_n_iter_):.0f}")
     for caught_warning in caught:
         print(f"note: {caught_warning.message}")
     if args.output is not None:

@@ -41,7 +41,7 @@ MAX_DENSE = 4096
 #: Largest ``n_samples * n_params * new coefficients`` for the exact bordering.
 MAX_BORDER_WORK = 4e10
 #: Curvature pairs of the L-BFGS mode.
-LBFGS_MEMORY = 30
+LBFGS_MEMORY = 100
 #: Eigenvalues of a bordered block below this fraction of the new block's largest
 #: curvature are raised to it.
 EIGEN_FLOOR = 1e-8

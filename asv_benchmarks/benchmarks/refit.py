@@ -1,0 +1,201 @@
+"""The refit engine beside SciPy's L-BFGS-B, on the same selected columns.
+
+ShareBoost's fully corrective step refits every selected column each round.
+``RefitEngine`` replays the refits of a path whose columns were selected once
+(``setup_cache``): ``"mcsparse"`` runs the library's engine (BFGS with the
+curvature carried from round to round and the new column's exact Hessian
+blocks, :mod:`mcsparse.solvers._refit`) through ``shareboost_path`` with a
+family that returns the columns in their selection order; ``"scipy-lbfgsb"``
+runs what mcsparse used before it, a fresh SciPy L-BFGS-B each round (30
+correction pairs, the same relative tolerance), on the same objective. Both
+see the same data, warm starts and stopping rule, so the ratio of their
+times is the engine's.
+
+``ShareBoostPaths`` times whole fits (selection included) with their test
+error, at the sizes of issue 20's acceptance list in full mode and smaller in
+quick mode; ``asv_benchmarks/side_by_side.py`` runs the full-size pipelines
+against a previous version of the library.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from mcsparse.features import RawFeatures
+
+from .common import Benchmark, quick
+
+
+def _mnist(n_train, n_test):
+    from mcsparse.datasets import load_mnist
+
+    X, y = load_mnist(subset="train", return_X_y=True)
+    Xt, yt = load_mnist(subset="test", return_X_y=True)
+    scale = np.float32(1 / 255)
+    return X[:n_train] * scale, y[:n_train], Xt[:n_test] * scale, yt[:n_test]
+
+
+def _problem(name):
+    """``(X, y, X_test, y_test, estimator)`` of a named problem."""
+    from mcsparse import ShareBoostClassifier
+    from mcsparse.features import AnchorPoints, ConvMaxTemplates
+
+    if name == "pendigits-stumps":
+        from mcsparse.datasets import load_pendigits
+
+        X, y = load_pendigits(return_X_y=True)
+        Xt, yt = load_pendigits(subset="test", return_X_y=True)
+        model = ShareBoostClassifier(n_features_to_select=40 if quick() else 100,
+                                     features="stumps", alpha=1e-4)
+        return X, y, Xt, yt, model
+    if name == "mnist-pixels":
+        X, y, Xt, yt = _mnist(10_000 if quick() else None, 2000 if quick() else None)
+        return X, y, Xt, yt, ShareBoostClassifier(n_features_to_select=30 if quick() else 100)
+    if name == "mnist-templates":
+        X, y, Xt, yt = _mnist(6000 if quick() else 20_000, 2000)
+        family = ConvMaxTemplates(n_templates=100 if quick() else 300, n_jobs=2,
+                                  random_state=0)
+        return X, y, Xt, yt, ShareBoostClassifier(
+            n_features_to_select=40 if quick() else 150, alpha=3e-5, features=family)
+    if name == "mnist-anchors":  # Fig. 7 at the example's quick sizes
+        from sklearn.decomposition import PCA
+
+        X, y, Xt, yt = _mnist(5000, 2000)
+        pca = PCA(n_components=50, random_state=0).fit(X.astype(np.float64))
+        X, Xt = pca.transform(X.astype(np.float64)), pca.transform(Xt.astype(np.float64))
+        family = AnchorPoints(n_anchors=300, n_radii=35, quantile_range=(0.002, 0.5),
+                              n_jobs=2, random_state=0)
+        return X, y, Xt, yt, ShareBoostClassifier(
+            n_features_to_select=30 if quick() else 60, alpha=1e-4, tol=1e-3, features=family)
+    raise ValueError(name)
+
+
+PROBLEMS = ["pendigits-stumps", "mnist-pixels", "mnist-templates", "mnist-anchors"]
+
+
+def _scipy_replay(objective, width, tol, max_iter):
+    """Refit round by round with a fresh SciPy L-BFGS-B (the engine before mcsparse's own)."""
+    k, p = objective.n_scores, 0
+    params = np.zeros(objective.n_intercept)
+    options = {"maxiter": max_iter, "ftol": 64 * np.finfo(float).eps, "maxls": 50,
+               "maxcor": 30}
+    n_iter = 0
+    fun = None
+    for w in [0] + list(width):
+        p += w
+        params = np.concatenate([params, np.zeros(k * w)])
+        start = objective.value_grad(params, p)[0]
+        res = minimize(objective.value_grad, params, args=(p,), method="L-BFGS-B",
+                       jac=True, options={**options, "gtol": tol * start})
+        params, n_iter, fun = res.x, n_iter + res.nit, res.fun
+    return n_iter, fun
+
+
+class RefitEngine(Benchmark):
+    """The refits of a whole path, by mcsparse's engine and by SciPy's L-BFGS-B."""
+
+    param_names = ["problem", "engine"]
+    params = (PROBLEMS, ["mcsparse", "scipy-lbfgsb"])
+    number = 1
+    repeat = 3
+    timeout = 1800
+
+    def setup_cache(self):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cache = {}
+        for name in PROBLEMS:
+            X, y, _, _, model = _problem(name)
+            model.fit(X, y)
+            features = model.features_
+            # the selected candidates' training columns, in selection order
+            columns = features.transform_candidates(X, model.selected_features_)
+            widths = np.diff(model._path.column_ptr)
+            cache[name] = (columns.astype(np.float64), np.unique(y, return_inverse=True)[1],
+                           widths, model.get_params())
+        return cache
+
+    def setup(self, cache, problem, engine):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        self.columns, self.y, self.widths, params = cache[problem]
+        self.alpha, self.tol = params["alpha"], params["tol"]
+        self.max_iter, self.fit_intercept = params["max_iter"], params["fit_intercept"]
+
+    def _run(self, engine):
+        from mcsparse.loss import Frobenius
+        from mcsparse.solvers import shareboost_path
+        from mcsparse.solvers._design import SelectedColumns
+        from mcsparse.solvers._objective import LinearObjective
+
+        k = int(self.y.max()) + 1
+        if engine == "mcsparse":
+            labels = np.repeat(np.arange(self.widths.size), self.widths)
+            family = _InOrder(groups=labels if self.widths.max() > 1 else None)
+            family.fit(self.columns)
+            path = shareboost_path(self.columns, self.y, n_classes=k,
+                                   n_rounds=self.widths.size, features=family,
+                                   alpha=self.alpha, tol=self.tol, max_iter=self.max_iter,
+                                   fit_intercept=self.fit_intercept)
+            return int(path.refit_n_iter.sum()), float(path.train_loss[-1])
+        store = SelectedColumns(self.columns.shape[0], self.columns.shape[1])
+        start = 0
+        for w in self.widths:  # the same column store as the library's path
+            store.put(self.columns[:, start:start + w], start, center=self.fit_intercept)
+            start += w
+        objective = LinearObjective(store, self.y, n_classes=k, penalty=Frobenius(self.alpha),
+                                    fit_intercept=self.fit_intercept)
+        return _scipy_replay(objective, self.widths, self.tol, self.max_iter)
+
+    def time_refits(self, cache, problem, engine):
+        self._run(engine)
+
+    def track_refit_iterations(self, cache, problem, engine):
+        return self._run(engine)[0]
+
+    track_refit_iterations.unit = "iterations"
+
+    def track_final_objective(self, cache, problem, engine):
+        return self._run(engine)[1]
+
+    track_final_objective.unit = "objective"
+
+
+class _InOrder(RawFeatures):
+    """Raw columns (or groups) handed out in their order: the replay of a path's selection."""
+
+    def best_candidate(self, residual, excluded):
+        self._check_scanning()
+        remaining = np.setdiff1d(np.arange(self.n_candidates_), excluded)
+        return int(remaining[0]), 1.0
+
+
+class ShareBoostPaths(Benchmark):
+    """Whole fits (selection and refits) and their test error."""
+
+    param_names = ["problem"]
+    params = (PROBLEMS,)
+    number = 1
+    repeat = 3
+    timeout = 1800
+
+    def setup(self, problem):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        self.X, self.y, self.X_test, self.y_test, self.model = _problem(problem)
+
+    def time_fit(self, problem):
+        self.model.fit(self.X, self.y)
+
+    def track_test_error(self, problem):
+        self.model.fit(self.X, self.y)
+        return float(1 - self.model.score(self.X_test, self.y_test))
+
+    track_test_error.unit = "error rate"
+
+    def track_seconds_per_round(self, problem):
+        start = time.perf_counter()
+        self.model.fit(self.X, self.y)
+        return (time.perf_counter() - start) / self.model.n_iter_
+
+    track_seconds_per_round.unit = "seconds"

@@ -1,0 +1,84 @@
+"""The code's shape, as the project's style asks (STYLE.md): checked, not hoped for.
+
+* Data flows one way, datasets -> features -> solvers -> estimators:
+  ``mcsparse.features`` imports neither the solvers nor the estimators, and
+  no subpackage imports ``mcsparse.estimators`` but the package itself.
+* One implementation of the multiclass objective: the loss's Cython kernel
+  is called from the loss objects and from the objective's fused pass only.
+* No function of ``solvers/`` or ``estimators/`` has more than 100 lines of
+  code (its docstring not counted): a function that needs a screen and a
+  half to read wants splitting.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mcsparse"
+
+
+def _imports(path):
+    """Modules ``path`` imports, as absolute names."""
+    tree = ast.parse(path.read_text())
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[:len(base) - node.level + 1]
+                names.append(".".join(base + ([node.module] if node.module else [])))
+            else:
+                names.append(node.module)
+    return names
+
+
+@pytest.mark.parametrize("subpackage, forbidden", [
+    ("features", ("mcsparse.solvers", "mcsparse.estimators")),
+    ("loss", ("mcsparse.solvers", "mcsparse.estimators", "mcsparse.features")),
+    ("solvers", ("mcsparse.estimators",)),
+    ("kernels", ("mcsparse.solvers", "mcsparse.estimators")),
+    ("datasets", ("mcsparse.features", "mcsparse.solvers", "mcsparse.estimators")),
+])
+def test_data_flows_one_way(subpackage, forbidden):
+    for path in sorted((PACKAGE / subpackage).glob("*.py")):
+        bad = [name for name in _imports(path) if name and name.startswith(forbidden)]
+        assert not bad, f"{path.name} imports {bad}"
+
+
+def test_features_base_imports_no_family():
+    """The protocol module knows no concrete family (resolve_features moved out)."""
+    names = _imports(PACKAGE / "features" / "_base.py")
+    assert not [n for n in names if n.startswith("mcsparse.features._") and
+                not n.endswith("_base")], names
+
+
+def test_one_implementation_of_the_objective():
+    users = []
+    for path in sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.rglob("*.pyx")):
+        text = path.read_text()
+        if "_multiclass_logistic_fast" in text and path.parent.name != "loss":
+            users.append(path.relative_to(PACKAGE).as_posix())
+    # the objective's fused pass (which cimports the row kernel) and no one else
+    assert users == ["solvers/_objective_fast.pyx"], users
+    for old in ("class _Objective", "class _Smooth", "class _Scores", "def penalty_value_grad"):
+        hits = [p.name for p in PACKAGE.rglob("*.py") if old in p.read_text()]
+        assert not hits, f"{old} in {hits}"
+
+
+@pytest.mark.parametrize("subpackage", ["solvers", "estimators"])
+def test_functions_fit_on_a_screen(subpackage):
+    long = []
+    for path in sorted((PACKAGE / subpackage).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if ast.get_docstring(node) is not None:
+                    doc = node.body[0]
+                    lines -= doc.end_lineno - doc.lineno + 1
+                if lines > 100:
+                    long.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, long
