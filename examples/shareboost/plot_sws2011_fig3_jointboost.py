@@ -75,8 +75,8 @@ for name, (X, y, X_test, y_test) in datasets.items():
         "JointBoost": [np.mean(p != y_test) for p in joint.staged_predict(X_test)],
         "times": (share_time, joint_time),
     }
-    print(f"{name}: ShareBoost {share_time:.1f} s ({refit_iterations:.0f} L-BFGS "
-          f"iterations per refit on average), JointBoost {joint_time:.1f} s "
+    print(f"{name}: ShareBoost {share_time:.1f} s ({refit_iterations:.0f} refit "
+          f"iterations per round on average), JointBoost {joint_time:.1f} s "
           f"for {n_rounds} stumps", flush=True)
 
 # %%

@@ -39,7 +39,55 @@ SMOOTH_PENALTIES = ("fro", "linf1_smooth")
 MIXED_NORMS = ("l1/l2", "l1/linf")
 
 
-class Frobenius:
+class _SmoothPenalty:
+    """What the refit and the selection rules need of a smooth penalty.
+
+    A subclass sets ``alpha`` and computes its columns' terms in ``_terms``.
+    """
+
+    def value_gradient(self, W):
+        """Value and gradient at ``W``.
+
+        Parameters
+        ----------
+        W : ndarray of shape (n_scores, n_columns)
+            Coefficients.
+
+        Returns
+        -------
+        value : float
+            The penalty.
+        grad : ndarray of shape (n_scores, n_columns)
+            Its gradient.
+        """
+        value, grad, _ = self._terms(np.asarray(W, dtype=np.float64).T, hessian=False)
+        return float(np.sum(value)), grad.T
+
+    def column_terms(self, U, hessian=True):
+        """Value, gradient and Hessian of each column of a block.
+
+        The penalty is a sum over the columns of ``W``.
+
+        Parameters
+        ----------
+        U : ndarray of shape (n_blocks, n_scores)
+            One column of ``W`` per row.
+        hessian : bool, default=True
+            Also return the Hessians.
+
+        Returns
+        -------
+        value : ndarray of shape (n_blocks,)
+            The penalty of each column.
+        grad : ndarray of shape (n_blocks, n_scores)
+            Its gradient.
+        hess : ndarray of shape (n_blocks, n_scores, n_scores) or None
+            Its Hessian (None when ``hessian`` is False).
+        """
+        return self._terms(U, hessian)
+
+
+class Frobenius(_SmoothPenalty):
     """``alpha ||W||_F^2``, the penalty of §3.3 of [SWS2011]_.
 
     Parameters
@@ -72,42 +120,7 @@ class Frobenius:
     def __init__(self, alpha):
         self.alpha = check_real(alpha, "alpha", low=0.0)
 
-    def value_gradient(self, W):
-        """Value and gradient at ``W``.
-
-        Parameters
-        ----------
-        W : ndarray of shape (n_scores, n_columns)
-            Coefficients.
-
-        Returns
-        -------
-        value : float
-            The penalty.
-        grad : ndarray of shape (n_scores, n_columns)
-            Its gradient.
-        """
-        return self.alpha * float(np.vdot(W, W)), 2.0 * self.alpha * W
-
-    def column_terms(self, U, hessian=True):
-        """Value, gradient and Hessian of each column of a block.
-
-        Parameters
-        ----------
-        U : ndarray of shape (n_blocks, n_scores)
-            One column of ``W`` per row.
-        hessian : bool, default=True
-            Also return the Hessians.
-
-        Returns
-        -------
-        value : ndarray of shape (n_blocks,)
-            The penalty of each column.
-        grad : ndarray of shape (n_blocks, n_scores)
-            Its gradient.
-        hess : ndarray of shape (n_blocks, n_scores, n_scores) or None
-            Its Hessian (None when ``hessian`` is False).
-        """
+    def _terms(self, U, hessian):
         value = self.alpha * np.einsum("bk,bk->b", U, U)
         hess = None
         if hessian:
@@ -115,12 +128,13 @@ class Frobenius:
         return value, 2.0 * self.alpha * U, hess
 
 
-class SmoothedLinfOne:
+class SmoothedLinfOne(_SmoothPenalty):
     """The smoothed ``||W||_{inf,1}`` of §3.3 of [SWS2011]_, zero at ``W = 0``.
 
     ``(alpha / beta) sum_j [log sum_i (exp(beta W_ij) + exp(-beta W_ij)) -
     log(2 k)]``, within ``alpha log(2k) / beta`` per column of ``alpha
-    ||W||_{inf,1}``.
+    ||W||_{inf,1}``; computed with ``logaddexp`` and ``logsumexp``, stable
+    for any ``beta W``.
 
     Parameters
     ----------
@@ -155,43 +169,7 @@ class SmoothedLinfOne:
         self.alpha = check_real(alpha, "alpha", low=0.0)
         self.beta = check_real(beta, "beta", low=1.0)
 
-    def value_gradient(self, W):
-        """Value and gradient at ``W``.
-
-        Parameters
-        ----------
-        W : ndarray of shape (n_scores, n_columns)
-            Coefficients.
-
-        Returns
-        -------
-        value : float
-            The penalty.
-        grad : ndarray of shape (n_scores, n_columns)
-            Its gradient.
-        """
-        value, grad, _ = self.column_terms(np.asarray(W).T, hessian=False)
-        return float(np.sum(value)), grad.T
-
-    def column_terms(self, U, hessian=True):
-        """Value, gradient and Hessian of each column of a block.
-
-        Parameters
-        ----------
-        U : ndarray of shape (n_blocks, n_scores)
-            One column of ``W`` per row.
-        hessian : bool, default=True
-            Also return the Hessians.
-
-        Returns
-        -------
-        value : ndarray of shape (n_blocks,)
-            The penalty of each column.
-        grad : ndarray of shape (n_blocks, n_scores)
-            Its gradient.
-        hess : ndarray of shape (n_blocks, n_scores, n_scores) or None
-            Its Hessian (None when ``hessian`` is False).
-        """
+    def _terms(self, U, hessian):
         alpha, beta = self.alpha, self.beta
         k = U.shape[1]
         Z = beta * U
