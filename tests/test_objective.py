@@ -380,3 +380,31 @@ def test_objective_bad_input():
         obj.value_grad(np.zeros(5), 2)
     with pytest.raises(ValueError, match="outside"):
         obj.value_grad(np.zeros(8), 3)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: Frobenius(0.1).value_gradient(np.array([[np.nan]])), ValueError, "NaN"),
+    (lambda: Frobenius(0.1).value_gradient(np.ones(3)), ValueError, "2-D"),
+    (lambda: SmoothedLinfOne(0.1).column_terms(np.array([["a"]])), TypeError, "real numbers"),
+    (lambda: SmoothedLinfOne(0.1).value_gradient(np.ones((2, 2), dtype=bool)), TypeError,
+     "real numbers"),
+    (lambda: MixedNorm("l1/l2", 1.0).prox(np.ones((2, 2)), -1.0), ValueError, "step"),
+    (lambda: MixedNorm("l1/linf", 1.0).prox(np.full((2, 2), np.inf), 1.0), ValueError, "NaN"),
+    (lambda: MixedNorm("l1/l2", 1.0).kkt_violation(np.ones((2, 2)), np.ones((2, 3))),
+     ValueError, "same shape"),
+    (lambda: MixedNorm("l1/l2", 0.0).kkt_violation(np.ones((2, 2)), np.ones((2, 2))),
+     ValueError, "positive"),
+    (lambda: SelectedColumns(3, 1).put(np.array([[1.0], [np.nan], [0.0]]), 0), ValueError,
+     "NaN"),
+    (lambda: SelectedColumns(3, 1).put(np.ones((3, 1), dtype=bool), 0), TypeError,
+     "real numbers"),
+    (lambda: LinearObjective(np.ones((3, 1)), [0, 1, 0], -np.ones(3), n_classes=2),
+     ValueError, "non-negative"),
+    (lambda: LinearObjective(np.ones((3, 1)), [0, 1, 0], np.ones(2), n_classes=2),
+     ValueError, "sample_weight must have shape"),
+    (lambda: LinearObjective(np.array([[np.inf], [0], [1]]), [0, 1, 0], n_classes=2),
+     ValueError, "NaN or infinity"),
+])
+def test_new_objects_refuse_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

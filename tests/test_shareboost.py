@@ -311,6 +311,21 @@ def test_pendigits_accuracy_with_alpha_chosen_on_training_data():
     assert errors[39] <= 0.042
 
 
+def test_pendigits_products_path_keeps_its_first_columns():
+    """The refit engine changed (carried BFGS curvature instead of a fresh SciPy
+    L-BFGS-B every round); the path it gives must not: the first 10 columns
+    the earlier engine selected on pendigits products / 100 without intercept
+    (commit b35b172; ``test_matches_reference_pendigits`` checks the first 5
+    against the slow reference)."""
+    X, y = load_pendigits(return_X_y=True)
+    X = PairwiseProducts().fit_transform(X / 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ShareBoostClassifier(n_features_to_select=10, fit_intercept=False).fit(X, y)
+    np.testing.assert_array_equal(clf.selected_features_,
+                                  [23, 42, 118, 66, 76, 27, 2, 53, 31, 16])
+
+
 def test_late_rounds_still_refit_when_the_loss_is_small():
     """The refit tolerance is relative to the loss: with an absolute one, late
     rounds on pendigits (loss ~0.02) took zero L-BFGS iterations and left the

@@ -39,6 +39,19 @@ SMOOTH_PENALTIES = ("fro", "linf1_smooth")
 MIXED_NORMS = ("l1/l2", "l1/linf")
 
 
+def _as_matrix(W, name):
+    """``W`` as a finite 2-D float64 array; TypeError or ValueError naming ``name``."""
+    W = np.asarray(W)
+    if W.dtype == bool or W.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold real numbers, got dtype {W.dtype}")
+    if W.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {W.shape}")
+    W = W.astype(np.float64, copy=False)
+    if not np.isfinite(W).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return W
+
+
 class _SmoothPenalty:
     """What the refit and the selection rules need of a smooth penalty.
 
@@ -59,8 +72,15 @@ class _SmoothPenalty:
             The penalty.
         grad : ndarray of shape (n_scores, n_columns)
             Its gradient.
+
+        Raises
+        ------
+        TypeError
+            If ``W`` does not hold real numbers.
+        ValueError
+            If ``W`` is not 2-D or not finite.
         """
-        value, grad, _ = self._terms(np.asarray(W, dtype=np.float64).T, hessian=False)
+        value, grad, _ = self._terms(_as_matrix(W, "W").T, hessian=False)
         return float(np.sum(value)), grad.T
 
     def column_terms(self, U, hessian=True):
@@ -83,8 +103,15 @@ class _SmoothPenalty:
             Its gradient.
         hess : ndarray of shape (n_blocks, n_scores, n_scores) or None
             Its Hessian (None when ``hessian`` is False).
+
+        Raises
+        ------
+        TypeError
+            If ``U`` does not hold real numbers.
+        ValueError
+            If ``U`` is not 2-D or not finite.
         """
-        return self._terms(U, hessian)
+        return self._terms(_as_matrix(U, "U"), hessian)
 
 
 class Frobenius(_SmoothPenalty):
@@ -301,6 +328,7 @@ class MixedNorm:
         norms : ndarray of shape (n_columns,)
             The column norms.
         """
+        W = _as_matrix(W, "W")
         if W.shape[0] == 0:
             return np.zeros(W.shape[1])
         if self.kind == "l1/l2":
@@ -320,6 +348,7 @@ class MixedNorm:
         norms : ndarray of shape (n_columns,)
             The dual norms.
         """
+        G = _as_matrix(G, "G")
         if self.kind == "l1/l2":
             return np.sqrt(np.einsum("ij,ij->j", G, G))
         return np.abs(G).sum(axis=0)
@@ -342,7 +371,8 @@ class MixedNorm:
         prox : ndarray of shape (n_scores, n_columns)
             The proximal point.
         """
-        tau = step * self.lam
+        V = _as_matrix(V, "V")
+        tau = check_real(step, "step", low=0.0) * self.lam
         if self.kind == "l1/l2":
             norms = self.column_norms(V)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -371,7 +401,12 @@ class MixedNorm:
             at ``W_j`` iff its l1 norm is at most one and it attains ``<u,
             W_j> = ||W_j||_inf``).
         """
+        W, G = _as_matrix(W, "W"), _as_matrix(G, "G")
+        if W.shape != G.shape:
+            raise ValueError(f"W and G must have the same shape, got {W.shape} and {G.shape}")
         lam = self.lam
+        if not lam > 0:
+            raise ValueError("the KKT violation is relative to lam, which must be positive")
         norms = self.column_norms(W)
         out = np.maximum(self.dual_norms(G) - lam, 0.0) / lam
         nz = norms > 0

@@ -186,11 +186,16 @@ class SelectedColumns:
         sample_weight : ndarray of shape (n_samples,), default=None
             Weights of the mean.
         """
-        block = np.asarray(block, dtype=np.float64)
+        block = np.asarray(block)
+        if block.dtype == bool or block.dtype.kind not in "fiu":
+            raise TypeError(f"block must hold real numbers, got dtype {block.dtype}")
+        block = block.astype(np.float64, copy=False)
         if block.ndim != 2 or block.shape[0] != self.n_samples:
             raise ValueError(
                 f"block must have shape (n_samples, width) = ({self.n_samples}, width), "
                 f"got {block.shape}")
+        if not np.isfinite(block).all():
+            raise ValueError("block contains NaN or infinity")
         if not 0 <= start <= self.n_columns:
             raise ValueError(f"start={start} is outside [0, n_columns={self.n_columns}]")
         self._truncate(start)

@@ -367,7 +367,8 @@ def mixed_norm_path(
 
     b0, dual0, lambda_max = _lambda_max(objective_on, design, penalty, fit_intercept)
     lambdas, n_warm = _lambda_grid(lambdas, lambda_max, n_lambdas, lambda_min_ratio, warm_up)
-    L = _lipschitz_bound(design, sample_weight, objective_on(design).total, fit_intercept)
+    whole = objective_on(design)
+    L = _lipschitz_bound(design, whole.sample_weight, whole.total, fit_intercept)
     W, b, dual_prev = np.zeros((k, n_features)), b0.copy(), dual0
     lam_prev = max(lambda_max, float(lambdas[0]))
     records = []

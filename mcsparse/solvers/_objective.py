@@ -17,7 +17,7 @@ end, which lets a solver carry its curvature from round to round.
 import numpy as np
 
 from ..loss import MulticlassLogisticLoss
-from ..utils.validation import check_int
+from ..utils.validation import check_int, check_sample_weight
 from ._design import SelectedColumns
 from ._objective_fast import hessian_rows
 
@@ -45,7 +45,8 @@ class LinearObjective:
     y : array-like of shape (n_samples,)
         Integer labels of the loss (class indices; 0/1 for the binary loss).
     sample_weight : ndarray of shape (n_samples,), default=None
-        Non-negative weights with a positive sum (checked by the callers).
+        Non-negative weights with a positive sum (scaled to a maximum of one,
+        which leaves the weighted mean unchanged).
     n_classes : int
         Number of classes.
     loss : MulticlassLogisticLoss or BinaryLogisticLoss, default=None
@@ -69,10 +70,11 @@ class LinearObjective:
     Raises
     ------
     ValueError
-        If ``y`` has the wrong shape or labels out of range, or
-        ``n_classes`` is not valid for the loss.
+        If ``y`` has the wrong shape or labels out of range,
+        ``n_classes`` is not valid for the loss, or ``sample_weight`` is
+        invalid; if the columns (an array) hold NaN or infinity.
     TypeError
-        If ``y`` does not hold integers.
+        If ``y`` does not hold integers, or the columns real numbers.
 
     References
     ----------
@@ -92,8 +94,8 @@ class LinearObjective:
         self.n_scores = self.loss.n_scores(n_classes)
         n = columns.n_samples
         self.y = _check_labels(y, n, 2 if self.loss.binary else n_classes)
-        self.sample_weight = sample_weight
-        self.total = float(n if sample_weight is None else np.sum(sample_weight))
+        self.sample_weight = check_sample_weight(sample_weight, n)
+        self.total = float(n if self.sample_weight is None else np.sum(self.sample_weight))
         self.scores = np.zeros((n, self.n_scores))
         self.residual = np.zeros((n, self.n_scores))
 

@@ -51,7 +51,7 @@ _MAX_LINE_SEARCH = 50
 _NOISE = 1e3
 #: Consecutive steps judged by the gradient alone after which a solve gives up.
 _MAX_NOISY_STEPS = 8
-#: Longest first step of a line search, relative to the point's norm (at least 1).
+#: Longest first step of a line search, relative to the point's largest entry (at least 1).
 _STEP_MAX = 100.0
 #: Largest change of any score in one step: a trust region in the scores, where
 #: the loss's local quadratic model holds (a score moved by 10 changes a
@@ -232,7 +232,7 @@ class CarriedCurvature:
     def update(self, s, y):
         """The BFGS update with the step ``s`` and the gradient change ``y``."""
         sy = s @ y
-        if not sy > 1e-12 * np.sqrt((s @ s) * (y @ y)):
+        if not sy > 1e-8 * np.sqrt((s @ s) * (y @ y)):
             return  # no curvature information (flat, or at rounding level)
         if not self.dense:
             self.pairs.append((s, y))
@@ -261,7 +261,8 @@ def _line_search(fun, x, f, g, d, t_max=1.0):
     slope = g @ d
     # the unit step, unless it is far longer than the point (a flat direction
     # of an unpenalised loss on separable data): then at most STEP_MAX times it
-    t = min(t_max, _STEP_MAX * max(1.0, np.linalg.norm(x)) / max(np.linalg.norm(d), 1e-300))
+    t = min(t_max, _STEP_MAX * max(1.0, np.abs(x).max(initial=0.0))
+            / max(np.abs(d).max(initial=0.0), 1e-300))
     g_max = np.max(np.abs(g))
     noise = _NOISE * np.finfo(float).eps * max(abs(f), np.finfo(float).tiny)
     for _ in range(_MAX_LINE_SEARCH):

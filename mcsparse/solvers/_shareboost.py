@@ -199,8 +199,6 @@ def _read_only(array):
     return array
 
 
-
-
 class _PathState:
     """What a ShareBoost path carries from round to round.
 
