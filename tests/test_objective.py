@@ -408,3 +408,130 @@ def test_objective_bad_input():
 def test_new_objects_refuse_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def _small_objective(penalty=None, **kw):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 4))
+    y = rng.integers(0, 3, 40)
+    return X, y, LinearObjective(X, y, n_classes=3, penalty=penalty, **kw)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    # wrong types for the loss, the penalty and the flags
+    (lambda: LinearObjective(np.ones((3, 1)), [0, 1, 0], n_classes=2, loss="logistic"),
+     TypeError, "loss must be"),
+    (lambda: LinearObjective(np.ones((3, 1)), [0, 1, 0], n_classes=2,
+                             penalty=MixedNorm("l1/l2", 1.0)), TypeError, "smooth penalty"),
+    (lambda: LinearObjective(np.ones((3, 1)), [0, 1, 0], n_classes=2, fit_intercept="no"),
+     TypeError, "fit_intercept"),
+    # columns given as an array: checked before they are converted
+    (lambda: LinearObjective(np.ones((0, 2)), np.zeros(0, int), n_classes=3), ValueError,
+     "no rows"),
+    (lambda: LinearObjective(np.ones(6), [0, 1, 2, 0, 1, 2], n_classes=3), ValueError,
+     r"shape \(n_samples, width\)"),
+    (lambda: LinearObjective(np.ones((3, 1), dtype=complex), [0, 1, 0], n_classes=2),
+     TypeError, "real numbers"),
+    (lambda: LinearObjective(np.ones((3, 1), dtype=object), [0, 1, 0], n_classes=2),
+     TypeError, "real numbers"),
+    (lambda: SelectedColumns.from_dense(__import__("scipy.sparse").sparse.eye(3)),
+     TypeError, "SparseColumns"),
+    # packing
+    (lambda: _small_objective()[2].pack(np.ones((2, 3)), np.zeros(3)), ValueError,
+     r"W must have shape \(3, p\)"),
+    (lambda: _small_objective()[2].pack(np.ones((3, 4)), np.zeros(2)), ValueError,
+     r"b must have shape \(3,\)"),
+    (lambda: _small_objective()[2].value_grad(np.zeros(15, dtype=complex), 4), TypeError,
+     "real numbers"),
+    (lambda: _small_objective()[2].loss_value(np.ones((3, 5)), np.zeros(3)), ValueError,
+     "p <= 4"),
+    # curvature needs an evaluated point on the same columns
+    (lambda: _small_objective(Frobenius(1.0))[2].hessian_product(np.zeros(15), 4),
+     ValueError, "not been evaluated"),
+    (lambda: _small_objective(Frobenius(1.0))[2].hessian_columns(0, 4), ValueError,
+     "not been evaluated"),
+    # the store's indices
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).column(3), ValueError, "outside"),
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).column(-1), ValueError, ">= 0"),
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).column(1.5), TypeError, "integer"),
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).rmatmul(np.ones((4, 2)), 5),
+     ValueError, "outside"),
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).rmatmul(np.ones((4, 2)), -1),
+     ValueError, "outside"),
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).rmatmul(np.ones((3, 2)), 2),
+     ValueError, r"M must have shape \(4, r\)"),
+    (lambda: SelectedColumns.from_dense(np.ones((4, 3))).matmul(np.ones((4, 2)),
+                                                                np.empty((4, 2))),
+     ValueError, "outside"),
+    (lambda: SelectedColumns(4, 1, row_block=0), ValueError, "row_block"),
+    (lambda: SelectedColumns(4, 1, n_threads=0), ValueError, "n_threads"),
+    # the sparse design
+    (lambda: SparseColumns(np.ones((3, 2)), None), TypeError, "sparse matrix"),
+    (lambda: SparseColumns(__import__("scipy.sparse").sparse.csc_matrix(
+        np.array([[np.nan, 1.0]])), None), ValueError, "NaN"),
+    (lambda: SparseColumns(__import__("scipy.sparse").sparse.csc_matrix(np.ones((3, 2))),
+                           np.zeros(3)), ValueError, "mu must hold 2"),
+    # penalties on a W without score rows; string options
+    (lambda: MixedNorm("l1/linf", 1.0).prox(np.ones((0, 3)), 1.0), ValueError,
+     "at least one row"),
+    (lambda: SmoothedLinfOne(1.0).value_gradient(np.ones((0, 3))), ValueError,
+     "at least one row"),
+    (lambda: make_penalty(np.array(["fro"]), 1.0), TypeError, "string"),
+    (lambda: MixedNorm(np.array(["l1/l2"])), ValueError, "penalty must be one of"),
+])
+def test_new_objects_refuse_hostile_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_integer_and_float32_parameters_give_a_float64_gradient():
+    _, _, obj = _small_objective(Frobenius(0.1))
+    v64, g64 = obj.value_grad(np.zeros(15), 4)
+    v, g = obj.value_grad(np.zeros(15, dtype=int), 4)
+    assert g.dtype == np.float64 and v == v64
+    np.testing.assert_array_equal(g, g64)
+    h = obj.hessian_product(np.arange(15), 4)
+    np.testing.assert_allclose(h, obj.hessian_product(np.arange(15.0), 4), rtol=0, atol=0)
+    assert h.dtype == np.float64 and np.abs(h).max() > 0
+
+
+def test_pack_without_intercept_values_means_zeros():
+    _, _, obj = _small_objective()
+    params = obj.pack(np.ones((3, 4)))
+    assert params.shape == (15,) and np.isfinite(params).all()
+    np.testing.assert_array_equal(params[:3], 0.0)
+
+
+def test_l1_ball_projection_with_a_radius_below_an_ulp():
+    from mcsparse.loss._penalties import l1_ball_projection
+
+    # rounding made every test u_i > theta false: the projection left the ball
+    np.testing.assert_array_equal(l1_ball_projection(np.array([[1e20], [1.0]]), 1.0),
+                                  [[1.0], [0.0]])
+    np.testing.assert_allclose(MixedNorm("l1/linf", 1e-17).prox(np.array([[3.0], [1.0]]),
+                                                                 1.0), [[3.0], [1.0]])
+    rng = np.random.default_rng(0)
+    for _ in range(50):  # against the definition: the closest point of the ball
+        v, r = rng.standard_normal(4), rng.uniform(0.05, 3.0)
+        proj = l1_ball_projection(v[:, None], r)[:, 0]
+        assert np.abs(proj).sum() <= r * (1 + 1e-12) or np.abs(v).sum() <= r
+        for _ in range(20):  # no point of the ball is closer
+            z = rng.standard_normal(4)
+            z *= min(1.0, r / np.abs(z).sum())
+            assert np.sum((v - proj) ** 2) <= np.sum((v - z) ** 2) + 1e-12
+
+
+def test_sparse_columns_follow_the_first_p_columns_contract():
+    import scipy.sparse as sps
+
+    X, y, dense = _small_objective()
+    mu = X.mean(axis=0)
+    sparse = LinearObjective(SparseColumns(sps.csc_matrix(X), mu), y, n_classes=3)
+    centred = LinearObjective(X - mu, y, n_classes=3)
+    params = np.random.default_rng(1).standard_normal(9)
+    for obj in (sparse, centred):
+        obj.value_grad(params, 2)
+    np.testing.assert_allclose(sparse.value_grad(params, 2)[1],
+                               centred.value_grad(params, 2)[1], rtol=1e-12)
+    np.testing.assert_allclose(sparse.hessian_columns(0, 2), centred.hessian_columns(0, 2),
+                               rtol=1e-12, atol=1e-15)

@@ -178,3 +178,67 @@ def test_few_iterations_a_round_on_a_long_path():
     path = shareboost_path(X, y, n_classes=5, n_rounds=40, alpha=1e-4)
     assert np.median(path.refit_n_iter[20:]) <= 10
     assert path.n_refits_not_converged == 0
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(gtol=np.nan), "gtol"), (dict(gtol=-1.0), "gtol"), (dict(gtol=np.inf), "gtol"),
+    (dict(max_iter=-1), "max_iter"),
+])
+def test_solve_refuses_bad_tolerances(kw, match):
+    obj = _objective()
+    p = obj.columns.n_columns
+    args = dict(gtol=1e-6, max_iter=10) | kw
+    with pytest.raises(ValueError, match=match):
+        solve(obj, np.zeros(obj.n_params(p)), p, curvature=CarriedCurvature(), **args)
+
+
+def test_solve_refuses_a_non_finite_start():
+    obj = _objective()
+    p = obj.columns.n_columns
+    start = np.full(obj.n_params(p), np.nan)
+    with pytest.raises(ValueError, match="starting point"):
+        solve(obj, start, p, gtol=1e-6, max_iter=10, curvature=CarriedCurvature())
+
+
+def _path_data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((40, 4)), rng.integers(0, 3, 40)
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(tol=np.nan), ValueError, "tol"), (dict(tol=0.0), ValueError, "tol"),
+    (dict(tol=-1.0), ValueError, "tol"), (dict(max_iter=0), ValueError, "max_iter"),
+    (dict(max_iter=np.nan), TypeError, "max_iter"), (dict(n_rounds=-1), ValueError,
+                                                     "n_rounds"),
+    (dict(n_rounds=2.0), TypeError, "n_rounds"), (dict(n_rounds=5), ValueError,
+                                                  "more than the 4 candidates"),
+    (dict(loss="logistic"), TypeError, "loss must be"),
+    (dict(fit_intercept="no"), TypeError, "fit_intercept"),
+    (dict(verbose=-1), ValueError, "verbose"), (dict(callback=3), TypeError, "callback"),
+    (dict(init_path="x"), TypeError, "init_path"),
+    (dict(selection=np.array(["gradient_l1"])), ValueError, "selection"),
+])
+def test_path_arguments_are_checked(kw, error, match):
+    X, y = _path_data()
+    args = dict(n_classes=3, n_rounds=2) | kw
+    with pytest.raises(error, match=match):
+        shareboost_path(X, y, **args)
+
+
+def test_path_with_huge_weights_equals_unit_weights():
+    X, y = _path_data()
+    unit = shareboost_path(X, y, n_classes=3, n_rounds=2)
+    huge = shareboost_path(X, y, n_classes=3, n_rounds=2, sample_weight=np.full(40, 1.7e308))
+    np.testing.assert_allclose(huge.train_loss, unit.train_loss, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y: ShareBoostClassifier(n_features_to_select=2).fit(X * 1e150, y),
+    lambda X, y: ShareBoostClassifier(n_features_to_select=2, alpha=1e308).fit(X, y),
+])
+def test_an_overflowing_hessian_says_rescale(fit):
+    X, y = _path_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="rescale X"):
+            fit(X, y)

@@ -39,15 +39,16 @@ SMOOTH_PENALTIES = ("fro", "linf1_smooth")
 MIXED_NORMS = ("l1/l2", "l1/linf")
 
 
-def _as_matrix(W, name):
-    """``W`` as a finite 2-D float64 array; TypeError or ValueError naming ``name``."""
+def _as_matrix(W, name, finite=True):
+    """``W`` as a (finite) 2-D float64 array; TypeError or ValueError naming ``name``."""
     W = np.asarray(W)
     if W.dtype == bool or W.dtype.kind not in "fiu":
         raise TypeError(f"{name} must hold real numbers, got dtype {W.dtype}")
-    if W.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {W.shape}")
+    if W.ndim != 2 or W.shape[0] == 0:
+        raise ValueError(f"{name} must be 2-D with at least one row (the scores), "
+                         f"got shape {W.shape}")
     W = W.astype(np.float64, copy=False)
-    if not np.isfinite(W).all():
+    if finite and not np.isfinite(W).all():
         raise ValueError(f"{name} contains NaN or infinity")
     return W
 
@@ -235,6 +236,8 @@ def make_penalty(name, alpha, beta=10.0):
     ValueError
         If ``name`` is unknown or a parameter is out of range.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"penalty must be a string, one of {SMOOTH_PENALTIES}, got {name!r}")
     if name == "fro":
         return Frobenius(alpha)
     if name == "linf1_smooth":
@@ -250,20 +253,26 @@ def l1_ball_projection(V, radius):
     for the largest ``rho`` with ``u_rho > theta``; the projection is
     ``sign(v) * max(|v| - theta, 0)``, or ``v`` itself inside the ball.
     """
-    if radius <= 0:
+    V = _as_matrix(V, "V", finite=False)  # NaN propagates: the solvers check their iterates
+    radius = check_real(radius, "radius", low=0.0)
+    if radius == 0:
         return np.zeros_like(V)
     A = np.abs(V)
     inside = A.sum(axis=0) <= radius
     U = -np.sort(-A, axis=0)  # descending in each column
-    css = np.cumsum(U, axis=0) - radius
+    top = np.cumsum(U, axis=0)
     idx = np.arange(1, V.shape[0] + 1)[:, None]
-    cond = U - css / idx > 0
-    # rho = last index (1-based) where cond holds; cond holds at index 1
-    # whenever the column is outside the ball (u_1 > u_1 - r)
+    cond = U - (top - radius) / idx > 0
+    # rho = last index (1-based) where cond holds; it holds at index 1 whenever
+    # the column is outside the ball (u_1 > u_1 - r), even where rounding says
+    # otherwise (a radius below an ulp of u_1)
+    cond[0] = True
     rho = V.shape[0] - np.argmax(cond[::-1], axis=0)
-    theta = css[rho - 1, np.arange(V.shape[1])] / rho
-    theta = np.where(inside, 0.0, np.maximum(theta, 0.0))
-    return np.sign(V) * np.maximum(A - theta, 0.0)
+    cols = np.arange(V.shape[1])
+    # |v| - theta as (rho |v| - sum_{i<=rho} u_i + r) / rho: exact for rho = 1
+    # whatever the ratio of u_1 to r
+    shrunk = (rho * A - top[rho - 1, cols] + radius) / rho
+    return np.sign(V) * np.where(inside, A, np.maximum(shrunk, 0.0))
 
 
 class MixedNorm:
@@ -295,7 +304,7 @@ class MixedNorm:
     """
 
     def __init__(self, kind, lam=1.0):
-        if kind not in MIXED_NORMS:
+        if not isinstance(kind, str) or kind not in MIXED_NORMS:
             raise ValueError(f"penalty must be one of {MIXED_NORMS}, got {kind!r}")
         self.kind = kind
         self.lam = check_real(lam, "lam", low=0.0)

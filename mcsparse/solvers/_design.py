@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils.validation import check_int
 from ._objective_fast import dense_matmul, dense_rmatmul, dense_value_grad
 
 # A group stays dense unless at most this fraction of its rows is non-zero.
@@ -69,6 +70,16 @@ def dense_value_grad_numpy(X, shift, p, Wt, intercept, y, sample_weight, margin,
                                          binary=binary)
     return (loss, scores, residual, dense_rmatmul_numpy(X, shift, p, residual),
             residual.sum(axis=0))
+
+
+def _check_real_2d(X, name):
+    """``X`` as a 2-D float64 array of finite reals, or a TypeError/ValueError naming it."""
+    X = np.asarray(X)
+    if X.dtype == bool or X.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must have shape (n_samples, width), 2-D, got {X.shape}")
+    return X.astype(np.float64, copy=False)
 
 
 def _float32_exact(block):
@@ -118,9 +129,10 @@ class SelectedColumns:
     """
 
     def __init__(self, n_samples, capacity, n_threads=1, row_block=ROW_BLOCK):
-        self.n_samples = int(n_samples)
-        self.n_threads = max(1, int(n_threads))
-        capacity = max(1, int(capacity))
+        self.n_samples = check_int(n_samples, "n_samples", low=0)
+        self.n_threads = check_int(n_threads, "n_threads", low=1)
+        capacity = max(1, check_int(capacity, "capacity", low=0))
+        row_block = check_int(row_block, "row_block", low=1)
         large = self.n_samples * capacity >= FLOAT32_MIN_VALUES
         self.dtype = np.dtype(np.float32 if large else np.float64)
         n_blocks = max(1, -(-self.n_samples // int(row_block)))
@@ -148,7 +160,9 @@ class SelectedColumns:
         -------
         store : SelectedColumns
         """
-        X = np.asarray(X, dtype=np.float64)
+        if sp.issparse(X):
+            raise TypeError("X must be a dense array (a sparse matrix goes in SparseColumns)")
+        X = _check_real_2d(X, "X")
         store = cls(X.shape[0], X.shape[1], n_threads=n_threads)
         if X.shape[1]:
             store.put(X, 0)
@@ -186,11 +200,8 @@ class SelectedColumns:
         sample_weight : ndarray of shape (n_samples,), default=None
             Weights of the mean.
         """
-        block = np.asarray(block)
-        if block.dtype == bool or block.dtype.kind not in "fiu":
-            raise TypeError(f"block must hold real numbers, got dtype {block.dtype}")
-        block = block.astype(np.float64, copy=False)
-        if block.ndim != 2 or block.shape[0] != self.n_samples:
+        block = _check_real_2d(block, "block")
+        if block.shape[0] != self.n_samples:
             raise ValueError(
                 f"block must have shape (n_samples, width) = ({self.n_samples}, width), "
                 f"got {block.shape}")
@@ -272,6 +283,9 @@ class SelectedColumns:
         -------
         column : ndarray of shape (n_samples,)
         """
+        j = check_int(j, "j", low=0)
+        if j >= self.n_columns:
+            raise ValueError(f"j={j} is outside [0, n_columns={self.n_columns})")
         out = np.zeros(self.n_samples)
         pos = np.searchsorted(self._dense_cols, j)
         if pos < self._dense_cols.size and self._dense_cols[pos] == j:
@@ -285,6 +299,14 @@ class SelectedColumns:
                 if first <= j < first + values.shape[1]:
                     out[b.start + rows] = values[:, j - first]
         return out
+
+    def _check_p(self, p, name):
+        """``p``, the number of columns a product uses, checked against the store."""
+        p = check_int(p, name)
+        if not 0 <= p <= self.n_columns:
+            raise ValueError(f"{name} uses p={p} columns, outside [0, n_columns="
+                             f"{self.n_columns}] (coefficients must be (p, r), 2-D)")
+        return p
 
     def _dense_part(self, p):
         """(dense columns among the first p, their W rows as a slice or index array, shift)."""
@@ -316,8 +338,8 @@ class SelectedColumns:
         -------
         out : ndarray of shape (n_samples, r)
         """
-        p = Vt.shape[0]
         Vt = np.ascontiguousarray(Vt, dtype=np.float64)
+        p = self._check_p(Vt.shape[0] if Vt.ndim == 2 else -1, "Vt")
         n_dense, where, shift = self._dense_part(p)
         Vd = np.ascontiguousarray(Vt[where])
 
@@ -344,6 +366,9 @@ class SelectedColumns:
         product : ndarray of shape (p, r)
         """
         M = np.ascontiguousarray(M, dtype=np.float64)
+        p = self._check_p(p, "p")
+        if M.ndim != 2 or M.shape[0] != self.n_samples:
+            raise ValueError(f"M must have shape ({self.n_samples}, r), got {M.shape}")
         n_dense, where, shift = self._dense_part(p)
 
         def work(b):
@@ -379,8 +404,9 @@ class SelectedColumns:
         grad_intercept : ndarray of shape (n_scores,)
             The column sums of ``residual``.
         """
-        p, k = Wt.shape
         Wt = np.ascontiguousarray(Wt, dtype=np.float64)
+        p = self._check_p(Wt.shape[0] if Wt.ndim == 2 else -1, "Wt")
+        k = Wt.shape[1]
         intercept = np.ascontiguousarray(intercept, dtype=np.float64)
         n_dense, where, shift = self._dense_part(p)
         Vd = np.ascontiguousarray(Wt[where])
@@ -443,29 +469,59 @@ class SparseColumns:
     """
 
     def __init__(self, X, mu):
+        if not sp.issparse(X):
+            raise TypeError(f"X must be a sparse matrix, got {type(X).__name__}")
+        if X.dtype == bool or X.dtype.kind not in "fiu":
+            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         self.X = sp.csc_matrix(X, dtype=np.float64)
-        self.mu = mu
+        if not np.isfinite(self.X.data).all():
+            raise ValueError("X contains NaN or infinity")
         self.n_samples, self.n_columns = self.X.shape
+        if mu is not None:
+            mu = np.asarray(mu, dtype=np.float64)
+            if mu.shape != (self.n_columns,) or not np.isfinite(mu).all():
+                raise ValueError(f"mu must hold {self.n_columns} finite offsets, "
+                                 f"got shape {mu.shape}")
+        self.mu = mu
         # the largest |x_ij - mu_j| is at the column's extremes or at a zero
-        top = abs(self.X).max(axis=0).toarray().ravel()
+        top = abs(self.X).max(axis=0).toarray().ravel() if self.n_samples else 0.0
         self.scale = top + (0.0 if mu is None else np.abs(mu))
+
+    _check_p = SelectedColumns._check_p
+
+    def _first(self, p):
+        """``(X[:, :p], mu[:p])``."""
+        if p == self.n_columns:
+            return self.X, self.mu
+        return self.X[:, :p], None if self.mu is None else self.mu[:p]
 
     def take(self, cols):
         """The columns ``cols``, as a new design."""
         return SparseColumns(self.X[:, cols], None if self.mu is None else self.mu[cols])
 
+    def column(self, j):
+        """Column ``j`` minus its offset, float64 of shape (n_samples,)."""
+        j = check_int(j, "j", low=0)
+        if j >= self.n_columns:
+            raise ValueError(f"j={j} is outside [0, n_columns={self.n_columns})")
+        out = self.X[:, j].toarray().ravel()
+        return out if self.mu is None else out - self.mu[j]
+
     def matmul(self, Vt, out):
-        """``out = (X - 1 mu^T) @ Vt``; see :meth:`SelectedColumns.matmul`."""
-        out[:] = np.asarray(self.X @ Vt)
-        if self.mu is not None:
-            out -= self.mu @ Vt
+        """``out = (X - 1 mu^T)[:, :p] @ Vt``; see :meth:`SelectedColumns.matmul`."""
+        Vt = np.asarray(Vt, dtype=np.float64)
+        X, mu = self._first(self._check_p(Vt.shape[0] if Vt.ndim == 2 else -1, "Vt"))
+        out[:] = np.asarray(X @ Vt)
+        if mu is not None:
+            out -= mu @ Vt
         return out
 
     def rmatmul(self, M, p):
         """``(X - 1 mu^T)[:, :p].T @ M``; see :meth:`SelectedColumns.rmatmul`."""
-        G = np.asarray(self.X[:, :p].T @ M)
-        if self.mu is not None:
-            G -= np.outer(self.mu[:p], M.sum(axis=0))
+        X, mu = self._first(self._check_p(p, "p"))
+        G = np.asarray(X.T @ M)
+        if mu is not None:
+            G -= np.outer(mu, M.sum(axis=0))
         return G
 
     def value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):

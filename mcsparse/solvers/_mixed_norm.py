@@ -28,6 +28,10 @@ from ._design import SelectedColumns, SparseColumns
 from ._objective import LinearObjective
 from ._refit import CarriedCurvature, solve
 
+_OVERFLOW = ("the proximal gradient step overflowed (non-finite gradient step, "
+             "Lipschitz estimate or loss): X has values too large in magnitude; "
+             "rescale X, e.g. to [-1, 1]")
+
 
 @dataclass
 class MixedNormPath:
@@ -167,7 +171,10 @@ def _fista(objective, W, b, norm, L, tol, max_iter, check_every=10):
         it += 1
         Gy, gby = objective.gradient_at(Ry, p)
         while True:
-            W_new = norm.prox(Wy - Gy / L, 1.0 / L)
+            step = Wy - Gy / L
+            if not np.isfinite(step).all():
+                raise ValueError(_OVERFLOW)
+            W_new = norm.prox(step, 1.0 / L)
             b_new = by - gby / L if fit_intercept else by
             S_new = objective.scores_at(W_new, b_new)
             loss_new, R_new = objective.loss_at(S_new)
@@ -182,11 +189,7 @@ def _fista(objective, W, b, norm, L, tol, max_iter, check_every=10):
             if not np.isfinite(L):
                 # overflow (values of X near the float limits give inf or
                 # NaN scores): the bound never holds, stop instead of looping
-                raise ValueError(
-                    "the proximal gradient step overflowed (non-finite "
-                    "Lipschitz estimate or loss): X has values too large in "
-                    "magnitude; rescale X, e.g. to [-1, 1]"
-                )
+                raise ValueError(_OVERFLOW)
         # adaptive restart: <y - x_new, x_new - x_old> > 0
         dx = W_new - W
         restart = np.vdot(Wy - W_new, dx) + np.dot(by - b_new, b_new - b)

@@ -17,7 +17,9 @@ end, which lets a solver carry its curvature from round to round.
 import numpy as np
 
 from ..loss import MulticlassLogisticLoss
-from ..utils.validation import check_int, check_sample_weight
+from ..loss._multiclass_logistic import _LogisticLoss
+from ..loss._penalties import _SmoothPenalty
+from ..utils.validation import check_bool, check_int, check_sample_weight
 from ._design import SelectedColumns
 from ._objective_fast import hessian_rows
 
@@ -88,16 +90,25 @@ class LinearObjective:
             columns = SelectedColumns.from_dense(columns)
         self.columns = columns
         self.loss = MulticlassLogisticLoss() if loss is None else loss
+        if not isinstance(self.loss, _LogisticLoss):
+            raise TypeError("loss must be a MulticlassLogisticLoss or BinaryLogisticLoss "
+                            f"instance, got {loss!r}")
+        if penalty is not None and not isinstance(penalty, _SmoothPenalty):
+            raise TypeError("penalty must be a smooth penalty (Frobenius or SmoothedLinfOne) "
+                            f"or None, got {penalty!r}")
         self.penalty = penalty if penalty is not None and penalty.alpha > 0 else None
-        self.fit_intercept = bool(fit_intercept)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         n_classes = check_int(n_classes, "n_classes", low=2)
         self.n_scores = self.loss.n_scores(n_classes)
         n = columns.n_samples
+        if n == 0:
+            raise ValueError("the columns have no rows (n_samples=0)")
         self.y = _check_labels(y, n, 2 if self.loss.binary else n_classes)
         self.sample_weight = check_sample_weight(sample_weight, n)
         self.total = float(n if self.sample_weight is None else np.sum(self.sample_weight))
         self.scores = np.zeros((n, self.n_scores))
         self.residual = np.zeros((n, self.n_scores))
+        self._point = None  # Wt at the last evaluated point
 
     # -- parameters ------------------------------------------------------------
 
@@ -116,24 +127,58 @@ class LinearObjective:
         ``W`` is a view of ``params``; ``b`` is zeros without intercept.
         """
         nb = self.n_intercept
-        self._check_params(params, p)
+        params = self._check_params(params, p)
         W = params[nb:].reshape(p, self.n_scores).T
         b = params[:nb] if self.fit_intercept else np.zeros(self.n_scores)
         return W, b
 
     def pack(self, W, b=None):
-        """Packed parameters of ``W`` (n_scores, p) and ``b`` (ignored without intercept)."""
+        """Packed parameters of ``W`` (n_scores, p) and ``b`` (zeros when None;
+        ignored without intercept)."""
+        k = self.n_scores
         W = np.asarray(W, dtype=np.float64)
-        parts = [np.ravel(b)] if self.fit_intercept else []
-        return np.concatenate(parts + [W.T.ravel()]).astype(np.float64)
+        if W.ndim != 2 or W.shape[0] != k:
+            raise ValueError(f"W must have shape ({k}, p), got {W.shape}")
+        b = np.zeros(k) if b is None else np.asarray(b, dtype=np.float64)
+        if b.shape != (k,):
+            raise ValueError(f"b must have shape ({k},), got {b.shape}")
+        parts = [b] if self.fit_intercept else []
+        return np.concatenate(parts + [W.T.ravel()])
 
     def _check_params(self, params, p):
-        if not 0 <= p <= self.columns.n_columns:
+        """``params`` as float64, after checking it against ``p`` columns."""
+        p = check_int(p, "p", low=0)
+        if p > self.columns.n_columns:
             raise ValueError(f"p={p} is outside [0, {self.columns.n_columns}] (the columns)")
+        params = np.asarray(params)
+        if params.dtype.kind not in "fiu" or params.dtype == bool:
+            raise TypeError(f"params must hold real numbers, got dtype {params.dtype}")
         if params.shape != (self.n_params(p),):
             raise ValueError(
                 f"params must have shape ({self.n_params(p)},) for p={p} columns, "
                 f"got {params.shape}")
+        return params.astype(np.float64, copy=False)
+
+    def _check_point(self, p):
+        """The coefficients ``Wt`` of the last evaluated point, which must have ``p`` columns."""
+        if self._point is None:
+            raise ValueError("the objective has not been evaluated yet: call value_grad first")
+        if self._point.shape[0] != p:
+            raise ValueError(f"the last evaluated point has {self._point.shape[0]} columns, "
+                             f"not p={p}: call value_grad on p columns first")
+        return self._point
+
+    def _check_coef(self, W, b):
+        """``W`` (n_scores, p) as a C-ordered ``Wt`` and ``b`` (n_scores,), float64."""
+        k = self.n_scores
+        W = np.asarray(W, dtype=np.float64)
+        if W.ndim != 2 or W.shape[0] != k or W.shape[1] > self.columns.n_columns:
+            raise ValueError(f"W must have shape ({k}, p) with p <= {self.columns.n_columns} "
+                             f"(the columns), got {W.shape}")
+        b = np.asarray(b, dtype=np.float64)
+        if b.shape not in ((), (k,)):
+            raise ValueError(f"b must have shape ({k},), got {b.shape}")
+        return np.ascontiguousarray(W.T), b
 
     def flat_free(self, direction):
         """``direction`` without its components along which the objective is flat.
@@ -207,7 +252,7 @@ class LinearObjective:
         value : float
         grad : ndarray of shape (n_params(p),)
         """
-        self._check_params(params, p)
+        params = self._check_params(params, p)
         nb, k = self.n_intercept, self.n_scores
         Wt = params[nb:].reshape(p, k)
         b = params[:nb] if self.fit_intercept else np.zeros(k)
@@ -245,12 +290,19 @@ class LinearObjective:
         grad : ndarray of shape (n_params(p),)
         """
         k = self.n_scores
+        if not 0 <= first < p <= self.columns.n_columns:
+            raise ValueError(f"grow needs 0 <= first < p <= {self.columns.n_columns}, "
+                             f"got first={first}, p={p}")
+        point = self._check_point(first)
+        if np.shape(grad) != (self.n_params(first),):
+            raise ValueError(f"grad must have shape ({self.n_params(first)},), "
+                             f"got {np.shape(grad)}")
         new = np.stack([self.columns.column(j) @ self.residual for j in range(first, p)])
         new /= self.total
         zero = np.zeros((p - first, k))
         if self.penalty is not None:
             new += self.penalty.column_terms(zero, hessian=False)[1]
-        self._point = np.vstack([self._point, zero]) if first else zero
+        self._point = np.vstack([point, zero])
         return np.concatenate([grad, new.ravel()])
 
     def loss_value(self, W, b):
@@ -259,9 +311,9 @@ class LinearObjective:
         Refreshes :attr:`scores` and :attr:`residual`; no gradient with
         respect to ``W`` is computed.
         """
-        self.columns.matmul(np.ascontiguousarray(np.asarray(W, dtype=np.float64).T),
-                            self.scores)
-        self.scores += np.asarray(b, dtype=np.float64)
+        Wt, b = self._check_coef(W, b)
+        self.columns.matmul(Wt, self.scores)
+        self.scores += b
         loss_sum = self.loss.sum_gradient(self.scores, self.y, self.sample_weight,
                                           self.residual)
         return loss_sum / self.total
@@ -270,8 +322,9 @@ class LinearObjective:
 
     def scores_at(self, W, b):
         """The scores ``X W^T + b``, a new (n_samples, n_scores) array."""
+        Wt, b = self._check_coef(W, b)
         out = np.empty((self.columns.n_samples, self.n_scores))
-        self.columns.matmul(np.ascontiguousarray(np.asarray(W, dtype=np.float64).T), out)
+        self.columns.matmul(Wt, out)
         out += b
         return out
 
@@ -308,7 +361,8 @@ class LinearObjective:
         -------
         product : ndarray of shape (n_params(p),)
         """
-        self._check_params(vector, p)
+        vector = self._check_params(vector, p)
+        point = self._check_point(p)
         nb, k = self.n_intercept, self.n_scores
         P = self.proba() if proba is None else proba
         Vt = vector[nb:].reshape(p, k)
@@ -320,7 +374,7 @@ class LinearObjective:
         out[:nb] = HU.sum(axis=0)[:nb]
         out[nb:] = self.columns.rmatmul(HU, p).ravel()
         if self.penalty is not None and p:
-            _, _, H = self.penalty.column_terms(self._point, hessian=True)
+            _, _, H = self.penalty.column_terms(point, hessian=True)
             out[nb:] += np.einsum("jab,jb->ja", H, Vt).ravel()
         return out
 
@@ -345,6 +399,10 @@ class LinearObjective:
         columns : ndarray of shape (n_params(p), q)
             ``q = (p - first) * n_scores``, plus ``nb`` with ``intercept``.
         """
+        if not 0 <= first <= p <= self.columns.n_columns:
+            raise ValueError(f"hessian_columns needs 0 <= first <= p <= "
+                             f"{self.columns.n_columns}, got first={first}, p={p}")
+        point = self._check_point(p)
         nb, k = self.n_intercept, self.n_scores
         n, with_b = self.columns.n_samples, intercept and self.fit_intercept
         V = np.empty((n, p - first + with_b))
@@ -367,7 +425,7 @@ class LinearObjective:
         # full[l, j, c, c'] -> out[l k + c, j k + c'] (the intercept is block l = 0)
         out = full.transpose(0, 2, 1, 3).reshape(prod.shape[0] * k, width * k)
         if self.penalty is not None and p > first:
-            _, _, H = self.penalty.column_terms(self._point[first:p], hessian=True)
+            _, _, H = self.penalty.column_terms(point[first:p], hessian=True)
             offset = nb if with_b else 0
             for j in range(p - first):
                 r = nb + (first + j) * k

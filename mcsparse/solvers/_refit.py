@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils.validation import check_int
 from ._refit_fast import symm, symv, syr2, syrk
 
 #: Largest number of parameters for the dense inverse Hessian (128 MiB).
@@ -91,6 +92,10 @@ def symm_numpy(H, m, B):
     return _upper_symmetric(H, m) @ B
 
 
+_OVERFLOW = ("the exact Hessian of the refit overflows float64: the selected columns "
+             "(or alpha) are too large in magnitude; rescale X, e.g. to [-1, 1]")
+
+
 def _inverse_factor(S, scale):
     """``L`` with ``L L^T`` the inverse of the symmetric ``S``, eigenvalues floored.
 
@@ -102,7 +107,10 @@ def _inverse_factor(S, scale):
     direction must stay reachable, without an inverse curvature so large
     that rounding decides the step.
     """
-    values, vectors = np.linalg.eigh(0.5 * (S + S.T))
+    try:
+        values, vectors = np.linalg.eigh(0.5 * (S + S.T))
+    except np.linalg.LinAlgError:  # non-finite entries or no convergence
+        raise ValueError(_OVERFLOW) from None
     if not scale > 0:
         return np.eye(S.shape[0])
     return vectors / np.sqrt(np.maximum(values, EIGEN_FLOOR * scale))
@@ -123,7 +131,7 @@ class CarriedCurvature:
     """
 
     def __init__(self, max_dense=MAX_DENSE):
-        self.max_dense = int(max_dense)
+        self.max_dense = check_int(max_dense, "max_dense", low=0)
         self.H = None
         self.pairs = []
         self.n_params = 0
@@ -185,6 +193,8 @@ class CarriedCurvature:
         ``[[A, B], [B^T, C]]`` is ``[[A^-1 + A^-1 B S^-1 B^T A^-1, -A^-1 B
         S^-1], [., S^-1]]`` with ``S = C - B^T A^-1 B``.
         """
+        if not np.isfinite(E).all():
+            raise ValueError(_OVERFLOW)
         self._grow(m_old, m)
         H, q = self.H, m - m_old
         B, C = np.asfortranarray(E[:m_old]), E[m_old:]
@@ -345,13 +355,29 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
     Returns
     -------
     result : Refit
+
+    Raises
+    ------
+    ValueError
+        If ``gtol`` is negative or not finite, ``max_iter`` negative, or the
+        objective or its gradient is not finite at ``params``; if the exact
+        Hessian overflows (columns or penalty too large).
     """
+    if not 0 <= gtol < np.inf:
+        raise ValueError(f"gtol must be finite and >= 0, got {gtol!r}")
+    max_iter = check_int(max_iter, "max_iter", low=0)
+
     def fun(z):
         return objective.value_grad(z, p)
 
     x = params
+    if not np.isfinite(x).all():
+        raise ValueError("the starting point (params) holds NaN or infinity")
     if f is None:
         f, g = fun(x)
+    if not (np.isfinite(f) and np.isfinite(g).all()):
+        raise ValueError("the objective or its gradient is not finite at the starting "
+                         "point: the scores overflow (rescale X, e.g. to [-1, 1])")
     n_iter = noisy_steps = 0
     while np.max(np.abs(g), initial=0.0) > gtol:
         if n_iter >= max_iter:

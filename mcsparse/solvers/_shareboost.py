@@ -18,8 +18,10 @@ from threadpoolctl import ThreadpoolController
 
 from ..features._base import RawFeatures
 from ..loss import MulticlassLogisticLoss, make_penalty
+from ..loss._multiclass_logistic import _LogisticLoss
 from ..loss._penalties import SMOOTH_PENALTIES
-from ..utils.validation import check_solver_data
+from ..utils.validation import (check_bool, check_int, check_real, check_solver_data,
+                                check_verbose)
 from ._design import SelectedColumns
 from ._objective import LinearObjective
 from ._refit import CarriedCurvature, solve
@@ -222,7 +224,8 @@ class _PathState:
                                          fit_intercept=fit_intercept)
         self.curvature = CarriedCurvature()
         self._threadpools = ThreadpoolController()
-        self.fit_intercept, self.sample_weight = fit_intercept, sample_weight
+        # the objective's weights: checked and scaled to a maximum of one
+        self.fit_intercept, self.sample_weight = fit_intercept, self.objective.sample_weight
         self.tol, self.max_iter = tol, max_iter
         self.stops = dict.fromkeys(_STATUSES, 0)
         self.selected, self.column_ptr = [], [0]
@@ -394,7 +397,7 @@ def _select_and_refit(state, selection):
 
 
 def _check_path_arguments(selection, penalty, beta, loss, margin):
-    if selection not in SELECTION_RULES:
+    if not isinstance(selection, str) or selection not in SELECTION_RULES:
         raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
     if penalty not in SMOOTH_PENALTIES:
         raise ValueError(f"penalty must be one of {SMOOTH_PENALTIES}, got {penalty!r}")
@@ -403,6 +406,23 @@ def _check_path_arguments(selection, penalty, beta, loss, margin):
     if loss is not None and margin != 1.0:
         raise ValueError("give the margin to the loss object, not to shareboost_path, "
                          "when loss is set")
+    if loss is not None and not isinstance(loss, _LogisticLoss):
+        raise TypeError("loss must be a MulticlassLogisticLoss or BinaryLogisticLoss "
+                        f"instance, got {loss!r}")
+
+
+def _check_path_numbers(n_rounds, alpha, beta, tol, max_iter, fit_intercept, verbose,
+                        callback):
+    """The numeric and flag arguments of :func:`shareboost_path`, as the estimators check them."""
+    check_int(n_rounds, "n_rounds", low=0)
+    check_real(alpha, "alpha", low=0.0)
+    check_real(beta, "beta")
+    check_real(tol, "tol", low=0.0, include_low=False)
+    check_int(max_iter, "max_iter", low=1)
+    check_bool(fit_intercept, "fit_intercept")
+    check_verbose(verbose)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable or None, got {callback!r}")
 
 
 def _check_rule_fits(selection, features, n_samples, k, n_rounds):
@@ -562,9 +582,12 @@ def shareboost_path(
         problem, or a rule other than "gradient_l1" on groups of columns;
         if ``X`` has NaN or infinity, ``y`` is not of length ``n_samples``
         or holds an index outside ``[0, n_classes)``, ``n_classes < 2``, or
-        ``sample_weight`` is invalid.
+        ``sample_weight`` is invalid; if ``n_rounds`` is negative or more
+        than the candidates, ``alpha`` negative, ``tol`` not positive or
+        ``max_iter`` below 1.
     TypeError
-        If the family breaks the candidate protocol (ids, scores,
+        If ``loss``, ``init_path``, ``callback``, ``fit_intercept`` or a
+        number is of the wrong type; if the family breaks the candidate protocol (ids, scores,
         ``candidate_widths_``), or ``y`` does not hold integers.
 
     Warns
@@ -582,9 +605,16 @@ def shareboost_path(
     """
     start = time.perf_counter()
     _check_path_arguments(selection, penalty, beta, loss, margin)
+    _check_path_numbers(n_rounds, alpha, beta, tol, max_iter, fit_intercept, verbose,
+                        callback)
     X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
                                             accept_sparse="csc")
     features = RawFeatures().fit(X) if features is None else features
+    n_candidates = getattr(features, "n_candidates_", None)
+    if n_candidates is not None and n_rounds > n_candidates:
+        raise ValueError(f"n_rounds={n_rounds} is more than the {n_candidates} candidates")
+    if init_path is not None and not isinstance(init_path, ShareBoostPath):
+        raise TypeError(f"init_path must be a ShareBoostPath or None, got {init_path!r}")
     t0 = 0 if init_path is None else len(init_path.selected_features)
     if t0 > n_rounds:
         raise ValueError(f"init_path has {t0} rounds, more than n_rounds={n_rounds}")
