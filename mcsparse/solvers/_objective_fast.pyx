@@ -73,7 +73,7 @@ def dense_matmul(const store_t[::1, :] X not None, const double[::1] shift, intp
     cdef intp_t n = X.shape[0], nb, i0
     cdef int m_ = <int> Vt.shape[1], n_, k_ = <int> p, ld, ldv = <int> Vt.shape[1]
     cdef double one = 1.0, zero = 0.0
-    cdef const double* sh = NULL if shift is None else &shift[0]
+    cdef const double* sh = NULL if shift is None or shift.shape[0] == 0 else &shift[0]
     cdef double* buf
     cdef double* block
     if n == 0 or m_ == 0:
@@ -116,7 +116,7 @@ def dense_rmatmul(const store_t[::1, :] X not None, const double[::1] shift, int
     cdef intp_t n = X.shape[0], nb, i0
     cdef int m_ = <int> M.shape[1], n_ = <int> p, k_, ld
     cdef double one = 1.0, beta = 0.0
-    cdef const double* sh = NULL if shift is None else &shift[0]
+    cdef const double* sh = NULL if shift is None or shift.shape[0] == 0 else &shift[0]
     cdef double* buf
     cdef double* block
     if p == 0 or m_ == 0:
@@ -196,7 +196,7 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
     cdef int k_ = <int> k, n_, p_ = <int> p, ld
     cdef double one = 1.0, zero = 0.0, beta = 0.0, total = 0.0
     cdef bint weighted = sample_weight is not None
-    cdef const double* sh = NULL if shift is None else &shift[0]
+    cdef const double* sh = NULL if shift is None or shift.shape[0] == 0 else &shift[0]
     cdef double* buf = NULL
     cdef double* block = NULL
     grad_intercept[:] = 0.0
