@@ -167,6 +167,10 @@ def test_binary_loss_is_the_two_class_soft_max_without_margin():
     np.testing.assert_allclose(binary, soft, rtol=1e-13)
     np.testing.assert_allclose(grad_b[:, 0], grad_s[:, 1], rtol=1e-12, atol=1e-16)
     assert BinaryLogisticLoss().n_scores(2) == 1
+    # boolean targets are the 0/1 labels
+    as_bool = BinaryLogisticLoss().loss_gradient(s[:, None], y.astype(bool))
+    np.testing.assert_array_equal(as_bool[0], binary)
+    np.testing.assert_array_equal(as_bool[1], grad_b)
     with pytest.raises(ValueError, match="needs 2 classes"):
         BinaryLogisticLoss().n_scores(3)
 
@@ -224,6 +228,7 @@ def test_penalty_gradient_and_column_hessian(penalty):
     for j in range(3):
         num = approx_fprime(W[:, j], lambda u: penalty.column_terms(u[None])[1][0], 1e-7)
         np.testing.assert_allclose(H[j], num, atol=1e-5)
+    assert H.flags.writeable  # callers may add to it in place
 
 
 # --- the column store ------------------------------------------------------------

@@ -10,7 +10,7 @@ from scipy.special import softmax
 from sklearn.exceptions import ConvergenceWarning
 
 import reference
-from mcsparse import ShareBoostClassifier
+from mcsparse import MixedNormClassifier, OneVsRestGreedyClassifier, ShareBoostClassifier
 from mcsparse.datasets import load_pendigits
 from mcsparse.features import PairwiseProducts
 from mcsparse.loss import Frobenius
@@ -222,6 +222,7 @@ X_OK, Y_OK = _noisy_problem(n=30, d=4, k=3)
         (X_OK, Y_OK, {"alpha": -1.0}, ValueError, "alpha"),
         (X_OK, Y_OK, {"alpha": np.inf}, ValueError, "alpha"),
         (X_OK, Y_OK, {"tol": 0.0}, ValueError, "tol"),
+        (X_OK, Y_OK, {"tol": 1.0}, ValueError, "tol must be < 1"),
         (X_OK, Y_OK, {"max_iter": 0}, ValueError, "max_iter"),
         (X_OK, Y_OK, {"fit_intercept": "yes"}, TypeError, "fit_intercept"),
         (X_OK, Y_OK, {"callback": 3}, TypeError, "callback"),
@@ -243,6 +244,19 @@ def test_bad_sample_weight():
         ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=np.full(30, np.inf))
     with pytest.raises(ValueError, match="sample_weight must have shape"):
         ShareBoostClassifier().fit(X_OK, Y_OK, sample_weight=np.ones(3))
+
+
+@pytest.mark.parametrize("estimator", [ShareBoostClassifier(n_features_to_select=2),
+                                       OneVsRestGreedyClassifier(n_features_to_select=2),
+                                       MixedNormClassifier()])
+def test_weights_leaving_one_class(estimator):
+    """Weights zero on all classes but one: an error, not a constant predictor."""
+    labels = np.unique(Y_OK)
+    with pytest.raises(ValueError, match=r"at least 2 classes with positive sample_weight"):
+        estimator.fit(X_OK, Y_OK, sample_weight=(Y_OK == labels[0]).astype(float))
+    # two classes left is a valid (if smaller) problem
+    keep = (Y_OK != labels[0]).astype(float)
+    assert estimator.fit(X_OK, Y_OK, sample_weight=keep).predict(X_OK).shape == (30,)
 
 
 @pytest.mark.parametrize("scale", [1e307, 5e-324])

@@ -12,6 +12,8 @@ from scipy.special import log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ..utils.validation import check_sample_weight
+
 
 def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
     """Validate classification training data; labels become class indices.
@@ -31,6 +33,26 @@ def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
             f"y; got only one class: {classes[0]!r}"
         )
     return X, np.ascontiguousarray(y_idx.ravel(), dtype=np.intp), classes
+
+
+def check_training_weights(estimator, sample_weight, y_idx, classes):
+    """Validate ``sample_weight`` (scaled to a maximum of one) against the classes.
+
+    Returns the weights from :func:`~mcsparse.utils.validation.check_sample_weight`.
+    Raises ValueError, besides that function's errors, when fewer than two
+    classes keep a positive weight (e.g. ``sample_weight=(y == 0)``): the fit
+    would learn a constant predictor without saying so.
+    """
+    sample_weight = check_sample_weight(sample_weight, y_idx.shape[0])
+    if sample_weight is not None:
+        weighted = np.bincount(y_idx, weights=sample_weight, minlength=classes.shape[0]) > 0
+        if np.count_nonzero(weighted) < 2:
+            raise ValueError(
+                f"{type(estimator).__name__} needs samples of at least 2 classes with "
+                f"positive sample_weight; got positive weights only in classes "
+                f"{classes[weighted].tolist()!r}"
+            )
+    return sample_weight
 
 
 def _to_decision(scores):

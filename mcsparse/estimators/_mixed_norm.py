@@ -10,9 +10,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
 from ..solvers._mixed_norm import debias as debias_refit
-from ..utils.validation import (check_bool, check_int, check_real, check_sample_weight,
-                                check_verbose)
-from ._base import ProbaMixin, ScoresMixin, check_training_data
+from ..utils.validation import check_bool, check_int, check_real, check_verbose
+from ._base import ProbaMixin, ScoresMixin, check_training_data, check_training_weights
 
 
 def _warn_debias(status, max_iter):
@@ -172,7 +171,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
 
     def _validate_fit_data(self, X, y, sample_weight):
         X, y_idx, classes = check_training_data(self, X, y)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
         if sp.issparse(X):
             X = X.tocsc()
         return X, y_idx, classes, sample_weight
@@ -214,7 +213,8 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         ------
         ValueError
             If ``X`` contains NaN or infinity, is not 2-D, or has a length
-            different from ``y``; if ``y`` has a single class; if ``alpha``
+            different from ``y``; if ``y`` has a single class, or ``sample_weight``
+            leaves positive weights in fewer than two classes; if ``alpha``
             is negative, ``penalty`` unknown or another parameter out of range.
         TypeError
             If a parameter has the wrong type.

@@ -153,7 +153,8 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         ------
         ValueError
             If ``X`` contains NaN or infinity, or its length differs from
-            ``y``'s; if ``y`` has a single class; if a parameter is out of
+            ``y``'s; if ``y`` has a single class, or ``sample_weight`` leaves
+            positive weights in fewer than two classes; if a parameter is out of
             range; if the family has grouped candidates.
         """
         X, y_idx, sample_weight = self._fit_candidates(X, y, sample_weight)

@@ -15,9 +15,9 @@ from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
-from ..utils.validation import (check_bool, check_int, check_real, check_sample_weight,
-                                check_verbose)
-from ._base import ProbaMixin, ScoresMixin, StagedMixin, check_training_data
+from ..utils.validation import check_bool, check_int, check_real, check_verbose
+from ._base import (ProbaMixin, ScoresMixin, StagedMixin, check_training_data,
+                    check_training_weights)
 from ._features import resolve_features
 
 
@@ -127,7 +127,7 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
     def _check_params(self):
         check_real(self.alpha, "alpha", low=0.0)
         check_bool(self.fit_intercept, "fit_intercept")
-        check_real(self.tol, "tol", low=0.0, include_low=False)
+        check_real(self.tol, "tol", low=0.0, high=1.0, include_low=False, include_high=False)
         check_int(self.max_iter, "max_iter", low=1)
         check_verbose(self.verbose)
         callback = getattr(self, "callback", None)
@@ -149,7 +149,7 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         """Check the parameters and the training data; set ``classes_``."""
         self._check_params()
         X, y_idx, classes = check_training_data(self, X, y)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
         if sample_weight is not None and not np.all(sample_weight > 0):
             keep = sample_weight > 0
             X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
@@ -242,7 +242,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         Relative, because the gradient shrinks with the loss: late on a
         path an absolute tolerance would leave the new column at zero.
         Smaller values follow the exact fully corrective minimiser more
-        closely, at more iterations per round.
+        closely, at more iterations per round. In (0, 1): from 1 on, no
+        refit would take a step.
     max_iter : int, default=200
         Maximum iterations of each refit.
     validation_fraction : float, default=None
@@ -489,7 +490,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         ------
         ValueError
             If ``X`` contains NaN or infinity, is not 2-D, has a length
-            different from ``y``; if ``y`` has a single class; if
+            different from ``y``; if ``y`` has a single class, or ``sample_weight``
+            leaves positive weights in fewer than two classes; if
             ``n_features_to_select`` or another parameter is out of range;
             if ``selection="full"`` is asked on too large a problem; with
             ``warm_start=True``, if the data's shape or classes differ from

@@ -37,8 +37,9 @@ def _check_scores_labels(scores, y, sample_weight, n_labels=None):
             f"y must be 1-D with {n_samples} entries (one per row of scores), "
             f"got shape {y.shape}"
         )
-    if y.size and not np.issubdtype(y.dtype, np.integer):
-        raise TypeError(f"y must hold integer class indices, got dtype {y.dtype}")
+    if y.size and not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
+        # booleans are the natural 0/1 targets of the binary loss
+        raise TypeError(f"y must hold integer class indices (or booleans), got dtype {y.dtype}")
     n_labels = n_classes if n_labels is None else n_labels
     if y.size and (y.min() < 0 or y.max() >= n_labels):
         raise ValueError(

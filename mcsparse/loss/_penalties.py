@@ -152,7 +152,10 @@ class Frobenius(_SmoothPenalty):
         value = self.alpha * np.einsum("bk,bk->b", U, U)
         hess = None
         if hessian:
-            hess = np.broadcast_to(2.0 * self.alpha * np.eye(U.shape[1]), U.shape + U.shape[1:])
+            # writable, like the other penalties' Hessians
+            hess = np.zeros(U.shape + U.shape[1:])
+            idx = np.arange(U.shape[1])
+            hess[:, idx, idx] = 2.0 * self.alpha
         return value, 2.0 * self.alpha * U, hess
 
 

@@ -417,7 +417,7 @@ def _check_path_numbers(n_rounds, alpha, beta, tol, max_iter, fit_intercept, ver
     check_int(n_rounds, "n_rounds", low=0)
     check_real(alpha, "alpha", low=0.0)
     check_real(beta, "beta")
-    check_real(tol, "tol", low=0.0, include_low=False)
+    check_real(tol, "tol", low=0.0, high=1.0, include_low=False, include_high=False)
     check_int(max_iter, "max_iter", low=1)
     check_bool(fit_intercept, "fit_intercept")
     check_verbose(verbose)
@@ -538,7 +538,7 @@ def shareboost_path(
     tol : float, default=1e-4
         Relative tolerance of each refit: it stops when the largest absolute
         entry of the gradient is below ``tol`` times the objective at the
-        refit's warm start.
+        refit's warm start; in (0, 1).
     max_iter : int, default=200
         Iteration cap of each refit.
     callback : callable, default=None
