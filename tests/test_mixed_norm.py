@@ -236,6 +236,19 @@ def test_lambda_max_is_the_first_nonzero(penalty, fit_intercept):
     assert not np.any(path.coefs[0]) and not np.any(path.coefs[1])
 
 
+@pytest.mark.parametrize("alphas", [None, [0.5, 0.1]])
+def test_null_path_is_reported(alphas):
+    """Constant columns: the gradient at W = 0 is zero, every model is null, and we say so."""
+    X, y = np.ones((30, 3)), np.arange(30) % 3
+    with pytest.warns(UserWarning, match="lambda_max = 0") as record:
+        models = mixed_norm_classifier_path(X, y, alphas=alphas, n_alphas=3)
+    assert all(m.support_.sum() == 0 for m in models)
+    assert ("arbitrary grid" in str(record[0].message)) == (alphas is None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a path with a signal stays quiet
+        mixed_norm_path(*_problem(seed=4), n_classes=3, n_lambdas=3, tol=1e-3)
+
+
 def test_path_grows_on_pendigits():
     X, y = load_pendigits(return_X_y=True)
     X = PairwiseProducts().fit_transform(X[:600] / 100)

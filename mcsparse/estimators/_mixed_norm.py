@@ -316,6 +316,13 @@ def mixed_norm_classifier_path(
     ------
     ValueError
         On invalid data or parameters, as :meth:`MixedNormClassifier.fit`.
+
+    Warns
+    -----
+    UserWarning
+        If the gradient at ``W = 0`` is zero (``lambda_max = 0``, e.g. constant
+        columns): every model is null, and the grid of ``alphas=None`` (1 down
+        to ``alpha_min_ratio``) is arbitrary.
     """
     base = MixedNormClassifier(penalty=penalty, fit_intercept=fit_intercept, tol=tol,
                                max_iter=max_iter, debias=debias, verbose=verbose)

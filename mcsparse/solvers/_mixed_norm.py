@@ -331,6 +331,10 @@ def mixed_norm_path(
     -----
     ConvergenceWarning
         If some ``lambda`` reached ``max_iter`` with the violation above ``tol``.
+    UserWarning
+        If ``lambda_max = 0`` (no column of ``X`` varies with the labels, e.g.
+        constant columns): every model of the path is null, and a grid of
+        its own (``lambdas=None``) runs from 1 down to ``lambda_min_ratio``.
 
     Notes
     -----
@@ -369,6 +373,8 @@ def mixed_norm_path(
                                fit_intercept=fit_intercept)
 
     b0, dual0, lambda_max = _lambda_max(objective_on, design, penalty, fit_intercept)
+    if lambda_max == 0.0:
+        _warn_null_path(lambdas is None)
     lambdas, n_warm = _lambda_grid(lambdas, lambda_max, n_lambdas, lambda_min_ratio, warm_up)
     whole = objective_on(design)
     L = _lipschitz_bound(design, whole.sample_weight, whole.total, fit_intercept)
@@ -430,6 +436,18 @@ def _lambda_max(objective_on, design, penalty, fit_intercept):
             "has values too large in magnitude; rescale X, e.g. to [-1, 1]"
         )
     return b0, dual0, lambda_max
+
+
+def _warn_null_path(own_grid):
+    """Say that a path with ``lambda_max = 0`` holds only null models."""
+    warnings.warn(
+        "the gradient of the loss at W = 0 is zero (lambda_max = 0: no column of X "
+        "varies with the labels once the intercept is fitted, e.g. constant columns), "
+        "so W = 0 is the solution at every penalty level and the path holds only "
+        "null models" + (" on an arbitrary grid (1 down to lambda_min_ratio)"
+                         if own_grid else ""),
+        UserWarning, stacklevel=3,
+    )
 
 
 def _lambda_grid(lambdas, lambda_max, n_lambdas, lambda_min_ratio, warm_up):
