@@ -1,6 +1,8 @@
 """Multi-class MKL: the link function (Theorem 3), the Cython epoch against its
 NumPy twin, the solver's guarantees and the three estimators."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -320,6 +322,19 @@ def test_conv_kernel_scale_floor():
     np.testing.assert_allclose(scale, [0.01, 1.0])
     with pytest.raises(ValueError, match="tail_sum_floor"):
         conv_kernel_scale([1.0], [1.0], tail_sum_floor=0)
+
+
+@pytest.mark.parametrize("Est, match", [(ConvMKLClassifier, "normalisation disappears"),
+                                        (SMSDMKLClassifier, "penalty .* vanishes")])
+def test_vanishing_tail_sums_are_reported(Est, match):
+    """Three distinct points: kernels of rank 3, so zeta >= 3 leaves zero tail sums."""
+    X = np.repeat(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), 10, axis=0)
+    y = np.arange(30) % 3
+    with pytest.warns(UserWarning, match=match):
+        Est(zeta=5, max_iter=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # zeta below the rank: quiet
+        Est(zeta=2, max_iter=3).fit(X, y)
 
 
 def test_stopping_rule():

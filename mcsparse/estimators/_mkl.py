@@ -9,6 +9,7 @@ example to cross-validate without recomputing kernels), call the solver
 directly.
 """
 
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -27,6 +28,18 @@ def _check_zeta(zeta, n_samples):
         raise ValueError(f"zeta={zeta} must be smaller than the number of training "
                          f"samples ({n_samples})")
     return int(zeta)
+
+
+def _warn_vanishing_tail_sums(estimator, r, traces, limit, effect):
+    """Warn when every tail sum is below ``limit * trace``: the method's use of them vanishes."""
+    if np.all(r <= limit * traces):
+        warnings.warn(
+            f"{type(estimator).__name__}: every tail sum r_m (zeta={estimator.zeta}) is "
+            f"below {limit:g} x trace(K_m), largest r_m / trace {np.max(r / traces):.3g}: "
+            f"{effect}. The base kernels have rank about zeta or less (few distinct "
+            "training points, or very wide bandwidths); a smaller zeta keeps the tail sums.",
+            UserWarning, stacklevel=4,
+        )
 
 
 class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
@@ -58,6 +71,15 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
             NaN or infinity, a single class, bad hyper-parameters.
         TypeError
             Sparse ``X`` or non-numeric data.
+
+        Warns
+        -----
+        UserWarning
+            Conv-MKL: if every tail sum is below ``tail_sum_floor`` times its
+            kernel's trace (the normalisation disappears); SMSD-MKL: if every
+            tail sum is zero to rounding (the penalty vanishes). Both happen
+            when the kernels' rank is at most ``zeta``, e.g. with few
+            distinct training points.
         """
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
         self.classes_ = classes
@@ -269,7 +291,13 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         zeta = _check_zeta(self.zeta, gram.shape[1])
         r = tail_sums(gram, zeta)
         traces = np.einsum("mii->m", gram)
-        return r, conv_kernel_scale(r, traces, self.tail_sum_floor), None, 0.0
+        scale = conv_kernel_scale(r, traces, self.tail_sum_floor)
+        _warn_vanishing_tail_sums(
+            self, r, traces, self.tail_sum_floor,
+            "all are raised to the floor tail_sum_floor x trace(K_m), so Conv-MKL's "
+            "normalisation disappears (every Gaussian kernel is divided by the same "
+            "number: UFO-MKL with C rescaled)")
+        return r, scale, None, 0.0
 
 
 class SMSDMKLClassifier(_BaseMKLClassifier):
@@ -329,5 +357,9 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     def _tail_terms(self, gram):
         zeta = _check_zeta(self.zeta, gram.shape[1])
         r = tail_sums(gram, zeta)
+        _warn_vanishing_tail_sums(
+            self, r, np.einsum("mii->m", gram), 1e-10,
+            "they are zero to rounding, so the penalty beta sum_m r_m ||w_m|| vanishes "
+            "and SMSD-MKL is UFO-MKL")
         # the penalty uses the tail sums of K_m / n (see the class notes)
         return r, None, r / gram.shape[1], self.beta
