@@ -1,6 +1,7 @@
 """AnchorPoints: piecewise-linear anchor groups (§4.2) selected as groups (§3.2)."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -125,6 +126,22 @@ def test_duplicate_samples():
     inside = (dist[:, None, :] <= family.radii_[:, :, None]).sum(axis=2)
     np.testing.assert_array_equal(inside, family.ball_sizes_)
     assert np.all(family.ball_sizes_ % 3 == 0)
+
+
+def test_values_too_large_for_distances_are_named():
+    """Finite values near the float64 limit: the error says they are too large, not infinite."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 3))
+    X[0, 0], X[1, 0] = 1.7e308, 1.5e308
+    with pytest.raises(ValueError, match=r"values up to 1\.7e\+308 .* rescale X"):
+        AnchorPoints(n_anchors=4, n_radii=3).fit(X)
+    # just below the limit k-means and the balls run without overflow
+    limit = 0.25 * np.sqrt(np.finfo(np.float64).max / X.size)
+    X = rng.uniform(-1, 1, (200, 3)) * 0.99 * limit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        family = AnchorPoints(n_anchors=4, n_radii=3, random_state=0).fit(X)
+    assert np.all(np.isfinite(family.radii_))
 
 
 def test_empty_balls_stay_empty_when_the_anchor_sits_on_samples():

@@ -274,6 +274,24 @@ def _radii_and_cuts(sorted_dist, counts, n_samples):
     return radii, cuts
 
 
+def _check_distance_range(X):
+    """Refuse values whose squared distances overflow when summed over the samples.
+
+    k-means adds ``n_samples`` squared distances of ``d`` terms each, at most
+    ``(2 max|X|)^2``.
+    """
+    if X.size == 0:
+        return
+    largest = float(np.abs(X).max())
+    limit = 0.25 * np.sqrt(np.finfo(np.float64).max / X.size)
+    if largest > limit:
+        raise ValueError(
+            f"X has values up to {largest:.3g} in magnitude: the sums of squared "
+            f"distances of AnchorPoints (k-means) overflow float64 above about "
+            f"{limit:.2g} for X of shape {X.shape}; rescale X (e.g. StandardScaler)"
+        )
+
+
 def _dense(X):
     return X.toarray() if sp.issparse(X) else X
 
@@ -433,8 +451,10 @@ class AnchorPoints(CandidateFeatures):
         Raises
         ------
         ValueError
-            If a parameter is out of range, ``X`` has NaN or infinity, or
-            fewer samples than ``n_anchors``.
+            If a parameter is out of range, ``X`` has NaN or infinity, values
+            so large that k-means' sums of squared distances overflow (about
+            ``0.25 sqrt(1.8e308 / X.size)``), or fewer samples than
+            ``n_anchors``.
         """
         self._n_threads, quantile_range = self._check_params()
         self.__dict__.pop("support_", None)
@@ -445,6 +465,7 @@ class AnchorPoints(CandidateFeatures):
                 f"n_anchors={self.n_anchors} k-means clusters need at least as "
                 f"many samples, got n_samples={n_samples}"
             )
+        _check_distance_range(X)
         # centred coordinates: ||x||^2 - 2 x.v + ||v||^2 keeps its precision
         self._mean = X.mean(axis=0)
         Xc = X - self._mean
