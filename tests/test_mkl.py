@@ -281,6 +281,27 @@ def test_solver_rejects_bad_gram_and_labels():
         fit.decision_function(gram[:1])
 
 
+def test_solver_rejects_indefinite_kernels():
+    """A kernel with a negative eigenvalue used to give an all-zero model silently."""
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    indefinite = (Q * [3.0, 1.0, -1.0]) @ Q.T  # eigenvalues 3, 1, -1
+    y3 = [0, 1, 2]
+    with pytest.raises(ValueError, match=r"gram\[0\] is not positive semi-definite"):
+        multiclass_mkl(indefinite[None], y3)
+    # a sigmoid kernel beside a Gaussian one, on more rows than the sample
+    X = rng.standard_normal((300, 4))
+    y = np.arange(300) % 3
+    sigmoid = np.tanh(0.5 * X @ X.T - 1.0)
+    gauss = gaussian_kernel_stack(X, bandwidths=[1.0])[0]
+    with pytest.raises(ValueError, match=r"gram\[1\] is not positive semi-definite"):
+        multiclass_mkl(np.stack([gauss, sigmoid]), y)
+    # Gaussian kernels pass, in float32 too (rounding stays within the tolerance)
+    for dtype in (np.float32, np.float64):
+        stack = gaussian_kernel_stack(X, bandwidths=[0.1, 1.0, 100.0]).astype(dtype)
+        multiclass_mkl(stack, y, max_iter=1)
+
+
 @pytest.mark.parametrize("kwargs, err, match", [
     (dict(theta_sq=[1.0, np.inf]), ValueError, "theta_sq must be finite"),
     (dict(theta_sq=[-1.0, 1.0]), ValueError, "theta_sq must be non-negative"),

@@ -403,6 +403,34 @@ def _check_finite_symmetric(gram, symmetric=True):
             raise ValueError(f"gram[{m}] is not symmetric: a kernel matrix must be")
 
 
+_PSD_SAMPLE = 256
+
+
+def _check_psd_sample(gram, rows, seed=0):
+    """Refuse a kernel with a negative eigenvalue on a sample of the training rows.
+
+    The principal submatrix of up to ``_PSD_SAMPLE`` of ``rows`` (all of them
+    when fewer; a fixed random sample otherwise) of a positive semi-definite
+    matrix is positive semi-definite: its smallest eigenvalue below ``-10 m
+    eps`` times the largest is an indefinite kernel (a sigmoid kernel, say),
+    on which the solver's norms are not norms. An indefinite kernel whose
+    negative directions miss the sample passes.
+    """
+    m = min(rows.shape[0], _PSD_SAMPLE)
+    sample = rows if m == rows.shape[0] else np.sort(
+        np.random.default_rng(seed).choice(rows, m, replace=False))
+    for k in range(gram.shape[0]):
+        K = gram[k][np.ix_(sample, sample)].astype(np.float64)
+        eig = np.linalg.eigvalsh((K + K.T) / 2.0)
+        if eig[0] < -10.0 * m * np.finfo(gram.dtype).eps * max(eig[-1], 0.0) or eig[-1] < 0:
+            raise ValueError(
+                f"gram[{k}] is not positive semi-definite: on {m} of the training rows "
+                f"its eigenvalues go from {eig[0]:.3g} to {eig[-1]:.3g}. A kernel "
+                "matrix must be (an indefinite kernel, such as the sigmoid kernel, "
+                "gives no norm for the solver); clip its negative eigenvalues first"
+            )
+
+
 def _check_rows(rows, n, name="rows", unique=True):
     if rows is None:
         return np.arange(n, dtype=np.intp)
@@ -495,8 +523,9 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
         Print one line per epoch when positive.
     check_input : bool, default=True
         Check that ``gram`` is finite and symmetric (one pass over the
-        stack). Callers that fit many times on one checked stack
-        (cross-validation) pass False.
+        stack) and positive semi-definite on a sample of up to 256 of
+        ``rows`` (a fixed random sample; exact for fewer rows). Callers that
+        fit many times on one checked stack (cross-validation) pass False.
     use_numpy : bool, default=False
         Run the plain-NumPy twin of the Cython epoch (slow; for tests).
 
@@ -508,7 +537,8 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     Raises
     ------
     ValueError
-        Bad shapes, non-finite values, a non-symmetric kernel, one class,
+        Bad shapes, non-finite values, a non-symmetric kernel, a kernel with
+        a negative eigenvalue on the checked sample, one class,
         ``C`` outside ``[1e-100, 1e100]``, ``q <= 1``, ``beta < 0``, ``beta > 0``
         without tail sums, ``beta * tail_sums`` or ``kernel_scale`` above
         1e100, ``max_iter < 1``.
@@ -559,6 +589,7 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
     check_int(verbose, "verbose")
     if check_input:
         _check_finite_symmetric(gram)
+        _check_psd_sample(gram, rows)
     rng = check_random_state(random_state)
 
     n_rows, n_classes = rows.shape[0], classes.shape[0]
