@@ -106,9 +106,35 @@ def test_classifier_with_anchors_predicts_and_pickles():
 
 def test_features_anchors_shortcut():
     X, y = _digits(1600)
-    clf = ShareBoostClassifier(n_features_to_select=1, features="anchors").fit(X, y)
-    assert isinstance(clf.features_, AnchorPoints)
-    assert clf.features_.anchors_.shape == (1500, 16)
+    # 1500 clusters of 1600 digits: k-means returns some centres twice
+    with pytest.warns(UserWarning, match="distinct centres of the n_anchors=1500"):
+        clf = ShareBoostClassifier(n_features_to_select=1, features="anchors").fit(X, y)
+    family = clf.features_
+    assert isinstance(family, AnchorPoints)
+    assert 1000 < family.n_anchors_ < 1500
+    assert family.anchors_.shape == (family.n_anchors_, 16)
+    assert family.n_candidates_ == 35 * family.n_anchors_
+    assert len(np.unique(family.anchors_, axis=0)) == family.n_anchors_
+
+
+def test_repeated_centres_and_equal_balls_are_not_selected_twice():
+    """Data with few distinct points: no repeated anchor, no repeated piece."""
+    rng = np.random.default_rng(0)
+    points = rng.uniform(0, 1, (6, 2))
+    X = np.repeat(points, 30, axis=0)
+    y = np.repeat(np.arange(6) % 3, 30)
+    with pytest.warns(UserWarning, match="distinct centres"):
+        family = AnchorPoints(n_anchors=12, n_radii=6, random_state=0).fit(X)
+    assert len(np.unique(np.round(family.anchors_, 6), axis=0)) == family.n_anchors_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the centres again, and maybe a short path
+        clf = ShareBoostClassifier(n_features_to_select=family.n_candidates_, alpha=1e-2,
+                                   features=AnchorPoints(n_anchors=12, n_radii=6,
+                                                         random_state=0)).fit(X, y)
+    blocks = [clf.features_.transform_candidates(X, [j]) for j in clf.selected_features_]
+    for a in range(len(blocks)):
+        for b in range(a):
+            assert not np.array_equal(blocks[a], blocks[b]), (a, b)
 
 
 def test_radii_never_split_equal_distances():

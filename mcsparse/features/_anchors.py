@@ -8,9 +8,11 @@ score for every (anchor, radius) pair in one pass per anchor.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.spatial.distance import cdist
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.pairwise import euclidean_distances
@@ -274,6 +276,29 @@ def _radii_and_cuts(sorted_dist, counts, n_samples):
     return radii, cuts
 
 
+def _distinct_centres(centres, scale):
+    """The k-means centres without repeats (within ``1e-9 scale``), first kept.
+
+    On data with fewer distinct points than clusters, k-means returns some
+    centre several times (up to rounding): each copy would give the same
+    balls, hence candidates with equal columns. Warns when centres go.
+    """
+    dist = cdist(centres, centres)  # exact near 0, unlike the expanded form
+    tol = 1e-9 * scale
+    keep = []
+    for a in range(centres.shape[0]):
+        if not keep or dist[a, keep].min() > tol:
+            keep.append(a)
+    if len(keep) < centres.shape[0]:
+        warnings.warn(
+            f"AnchorPoints: k-means found {len(keep)} distinct centres of the "
+            f"n_anchors={centres.shape[0]} asked (the data have few distinct points); "
+            f"the family keeps {len(keep)} anchor points (n_anchors_)", UserWarning,
+            stacklevel=3,
+        )
+    return centres[keep]
+
+
 def _check_distance_range(X):
     """Refuse values whose squared distances overflow when summed over the samples.
 
@@ -332,6 +357,8 @@ class AnchorPoints(CandidateFeatures):
     ----------
     n_anchors : int, default=1500
         Number of anchor points (k-means clusters of the training data).
+        Centres that k-means returns twice (data with fewer distinct points)
+        are kept once, with a warning: see ``n_anchors_``.
     n_radii : int, default=35
         Radii per anchor; ``n_candidates = n_anchors * n_radii``.
     quantile_range : pair of floats, default=(0.002, 0.5)
@@ -346,15 +373,17 @@ class AnchorPoints(CandidateFeatures):
 
     Attributes
     ----------
-    anchors_ : ndarray of shape (n_anchors, n_features)
+    n_anchors_ : int
+        Distinct anchor points found, at most ``n_anchors``.
+    anchors_ : ndarray of shape (n_anchors_, n_features)
         The anchor points.
-    radii_ : ndarray of shape (n_anchors, n_radii)
+    radii_ : ndarray of shape (n_anchors_, n_radii)
         ``radii_[a, b]``: radius of candidate ``a * n_radii + b``,
         non-decreasing in ``b``; ``-inf`` for an empty ball (see Notes).
-    ball_sizes_ : ndarray of shape (n_anchors, n_radii), dtype intp
+    ball_sizes_ : ndarray of shape (n_anchors_, n_radii), dtype intp
         Training samples inside each ball.
     n_candidates_ : int
-        ``n_anchors * n_radii``.
+        ``n_anchors_ * n_radii``.
     candidate_widths_ : ndarray of shape (n_candidates,), dtype intp
         ``n_features + 1`` for every candidate.
     support_ : ndarray of shape (n_features,), bool
@@ -471,16 +500,17 @@ class AnchorPoints(CandidateFeatures):
         Xc = X - self._mean
         kmeans = MiniBatchKMeans(n_clusters=self.n_anchors, n_init=3, batch_size=4096,
                                  random_state=self.random_state).fit(Xc)
-        anchors = kmeans.cluster_centers_
+        sq_norms = np.einsum("ij,ij->i", Xc, Xc)
+        anchors = _distinct_centres(kmeans.cluster_centers_, np.sqrt(sq_norms.mean()))
+        self.n_anchors_ = n_anchors = anchors.shape[0]
         self.anchors_ = anchors + self._mean
         counts = _ball_sizes(n_samples, self.n_radii, quantile_range)
         n_kept = min(n_samples, int(counts[-1]) + 1)
-        order = np.empty((self.n_anchors, n_kept), dtype=np.int32)
-        self.radii_ = np.empty((self.n_anchors, self.n_radii))
-        self.ball_sizes_ = np.empty((self.n_anchors, self.n_radii), dtype=np.intp)
-        sq_norms = np.einsum("ij,ij->i", Xc, Xc)
-        for lo in range(0, self.n_anchors, 128):
-            hi = min(lo + 128, self.n_anchors)
+        order = np.empty((n_anchors, n_kept), dtype=np.int32)
+        self.radii_ = np.empty((n_anchors, self.n_radii))
+        self.ball_sizes_ = np.empty((n_anchors, self.n_radii), dtype=np.intp)
+        for lo in range(0, n_anchors, 128):
+            hi = min(lo + 128, n_anchors)
             dist = euclidean_distances(anchors[lo:hi], Xc, Y_norm_squared=sq_norms)
             if n_kept < n_samples:
                 near = np.argpartition(dist, n_kept - 1, axis=1)[:, :n_kept]
@@ -495,7 +525,7 @@ class AnchorPoints(CandidateFeatures):
                     near_dist[a - lo], counts, n_samples)
         self._order = order
         self._X_fit = _with_ones(X)
-        self.n_candidates_ = self.n_anchors * self.n_radii
+        self.n_candidates_ = n_anchors * self.n_radii
         self.candidate_widths_ = np.full(self.n_candidates_, n_features + 1, dtype=np.intp)
         return self
 

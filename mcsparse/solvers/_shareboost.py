@@ -232,6 +232,11 @@ class _PathState:
         self.coefs, self.intercepts, self.losses, self.scores, self.n_iters = [], [], [], [], []
         self.params = np.zeros(self.objective.n_intercept)
         self.loss, self.grad = self.objective.value_grad(self.params, 0)
+        # duplicate columns: a fixed random probe gives each selected block a
+        # signature (block.T @ probe); equal signatures are then compared exactly
+        self._probe = np.random.default_rng(0).standard_normal(n_samples)
+        self._signatures = {}
+        self._block = None  # (j, training block) of the last candidate read
 
     @property
     def p(self):
@@ -260,6 +265,7 @@ class _PathState:
         self.column_ptr = [int(q) for q in path.column_ptr]
         for t, j in enumerate(self.selected):
             self.put(j, self.column_ptr[t])
+            self.register(j)
         self.coefs, self.intercepts = list(path.coefs), list(path.intercepts)
         self.losses, self.scores = list(path.train_loss), list(path.selection_scores)
         self.n_iters = list(path.refit_n_iter)
@@ -277,11 +283,32 @@ class _PathState:
             else:
                 self.curvature.reset(self.objective, p, self.border_work(0, p))
 
+    def block(self, j):
+        """Candidate ``j``'s training columns (the last one read is kept)."""
+        if self._block is None or self._block[0] != j:
+            self._block = (j, _training_block(self.features, j, self.columns.n_samples,
+                                              self.width(j)))
+        return self._block[1]
+
     def put(self, j, start):
         """Store candidate ``j``'s training columns from column ``start`` on."""
-        block = _training_block(self.features, j, self.columns.n_samples, self.width(j))
-        self.columns.put(block, start, center=self.fit_intercept,
+        self.columns.put(self.block(j), start, center=self.fit_intercept,
                          sample_weight=self.sample_weight)
+
+    def duplicate_of(self, j):
+        """A selected candidate whose training columns equal ``j``'s, or None."""
+        block = self.block(j)
+        signature = block.T @ self._probe
+        for i, other in self._signatures.items():
+            if (other.shape == signature.shape and np.array_equal(other, signature)
+                    and np.array_equal(self.block(i), block)):
+                self.block(j)  # keep j's block at hand for put
+                return i
+        return None
+
+    def register(self, j):
+        """Record the signature of selected candidate ``j``."""
+        self._signatures[j] = self.block(j).T @ self._probe
 
     def one_blas_thread(self):
         """Context: BLAS on one thread.
@@ -338,6 +365,7 @@ class _PathState:
     def accept(self, j, score, result):
         """Make ``result`` (of :meth:`add`) the new state; record round ``j``."""
         refit, self.curvature = result
+        self.register(j)
         self.params, self.loss, self.grad = refit.params, refit.value, refit.grad
         nit = refit.n_iter
         self.stops[refit.status] += 1
@@ -369,10 +397,33 @@ class _PathState:
 
 
 def _select_and_refit(state, selection):
-    """One round: choose a candidate by ``selection`` and refit; ``(j, score, result)``."""
-    features = state.features
-    excluded = np.sort(np.array(state.selected, dtype=np.intp))
-    p = state.p
+    """One round: choose a candidate by ``selection`` and refit; ``(j, score, result)``.
+
+    A candidate whose training columns equal a selected one's (two anchor
+    balls holding the same samples, say) is excluded and the choice made
+    again: it would add nothing to the model. None when every remaining
+    candidate is such a repeat.
+    """
+    duplicates = []
+    while True:
+        excluded = np.sort(np.array(state.selected + duplicates, dtype=np.intp))
+        if duplicates and excluded.size >= state.features.n_candidates_:
+            return None  # every remaining candidate repeats a selected one
+        j, score, result = _choose(state, selection, excluded)
+        if state.duplicate_of(j) is None:
+            break
+        duplicates.append(j)
+    if result is None:  # the objective was last evaluated at the current model
+        result = state.add(j, state.p)
+    elif selection == "full":
+        state.put(j, state.p)  # the store holds the last candidate tried
+        state.objective.value_grad(result[0].params, state.columns.n_columns)
+    return j, score, result
+
+
+def _choose(state, selection, excluded):
+    """``(j, score, result)`` by ``selection``; ``result`` is None unless already refitted."""
+    features, p = state.features, state.p
     if selection == "full":
         def try_candidate(j):
             state.objective.value_grad(state.params, p)  # back at the current model
@@ -382,18 +433,16 @@ def _select_and_refit(state, selection):
         j, score, result = select_full(features, excluded, try_candidate)
         if result is None:  # a tie broken towards a lower id than the best seen
             state.objective.value_grad(state.params, p)
-            return j, score, state.add(j, p, state.curvature.copy())
-        state.put(j, p)  # the store holds the last candidate tried
-        state.objective.value_grad(result[0].params, state.columns.n_columns)
+            result = state.add(j, p, state.curvature.copy())
         return j, score, result
     if selection == "gradient_l1":
         j, score = features.best_candidate(state.objective.residual, excluded)
-        j, score = _checked_candidate(features, j, score, state.selected)
-        score /= state.objective.total
-    else:  # the objective was last evaluated at the current W
-        W, _ = state.objective.unpack(state.params, p)
-        j, score = select_one_column(selection, features, excluded, state.objective, W)
-    return j, score, state.add(j, p)
+        j, score = _checked_candidate(features, j, score, set(excluded.tolist()))
+        return j, score / state.objective.total, None
+    # the objective was last evaluated at the current W
+    W, _ = state.objective.unpack(state.params, p)
+    j, score = select_one_column(selection, features, excluded, state.objective, W)
+    return j, score, None
 
 
 def _check_path_arguments(selection, penalty, beta, loss, margin):
@@ -629,7 +678,14 @@ def shareboost_path(
     else:
         state.resume(init_path)
     for t in range(t0 + 1, n_rounds + 1):
-        j, score, result = _select_and_refit(state, selection)
+        chosen = _select_and_refit(state, selection)
+        if chosen is None:
+            warnings.warn(
+                f"ShareBoost stopped after {t - 1} of {n_rounds} rounds: every remaining "
+                "candidate has the same training columns as a selected one", UserWarning,
+                stacklevel=2)
+            break
+        j, score, result = chosen
         state.accept(j, score, result)
         elapsed = time.perf_counter() - start
         if verbose > 0:
