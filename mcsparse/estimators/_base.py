@@ -12,7 +12,7 @@ from scipy.special import log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..utils.validation import check_sample_weight
+from ..utils.validation import check_sample_weight, shown
 
 
 def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
@@ -30,7 +30,7 @@ def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
     if classes.shape[0] < 2:
         raise ValueError(
             f"{type(estimator).__name__} needs samples of at least 2 classes in "
-            f"y; got only one class: {classes[0]!r}"
+            f"y; got only one class: {shown(classes[0])}"
         )
     return X, np.ascontiguousarray(y_idx.ravel(), dtype=np.intp), classes
 
@@ -50,7 +50,7 @@ def check_training_weights(estimator, sample_weight, y_idx, classes):
             raise ValueError(
                 f"{type(estimator).__name__} needs samples of at least 2 classes with "
                 f"positive sample_weight; got positive weights only in classes "
-                f"{classes[weighted].tolist()!r}"
+                f"{shown(classes[weighted])}"
             )
     return sample_weight
 

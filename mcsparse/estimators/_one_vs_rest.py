@@ -6,6 +6,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..features import RawFeatures
 from ..loss import BinaryLogisticLoss
 from ..solvers import shareboost_path
+from ..utils.validation import shown
 from ._base import ProbaMixin, ScoresMixin, StagedMixin
 from ._shareboost import _BaseGreedy
 
@@ -168,7 +169,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         selected, coefs, intercepts, losses = [], [], [], []
         for c in range(self.classes_.shape[0]):
             if self.verbose:
-                print(f"[OneVsRestGreedy] class {self.classes_[c]!r} against the rest")
+                print(f"[OneVsRestGreedy] class {shown(self.classes_[c])} against the rest")
             path = shareboost_path(
                 X,
                 (y_idx == c).astype(np.intp),

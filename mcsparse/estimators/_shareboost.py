@@ -15,7 +15,7 @@ from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
-from ..utils.validation import check_bool, check_int, check_real, check_verbose
+from ..utils.validation import check_bool, check_int, check_real, check_verbose, shown
 from ._base import (ProbaMixin, ScoresMixin, StagedMixin, check_training_data,
                     check_training_weights)
 from ._features import resolve_features
@@ -543,7 +543,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             raise ValueError(
                 "warm_start=True continues a fitted path on the same data: "
                 f"fitted on shape {(n_samples, n_features)} with classes "
-                f"{old_classes!r}, got shape {X.shape} with classes {classes!r}. "
+                f"{shown(old_classes)}, got shape {X.shape} with classes {shown(classes)}. "
                 "Set warm_start=False to fit from scratch."
             )
         if (mask is None) != (self.validation_fraction is None):

@@ -53,7 +53,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
-from ..utils.validation import check_int, check_real
+from ..utils.validation import check_int, check_real, shown
 from ._mkl_fast import link_coefficients as _link_coefficients
 from ._mkl_fast import mkl_epoch as _mkl_epoch
 
@@ -566,7 +566,7 @@ def multiclass_mkl(gram, y, *, rows=None, C=1.0, q=None, beta=0.0, tail_sums=Non
         raise ValueError(f"y must hold class labels, got target type {target!r}")
     classes, labels = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
-        raise ValueError(f"y has a single class ({classes[0]!r}): need at least two")
+        raise ValueError(f"y has a single class ({shown(classes[0])}): need at least two")
     labels = np.ascontiguousarray(labels, dtype=np.intp)
     C = check_real(C, "C", low=1.0 / _MAX_SCALE, high=_MAX_SCALE)
     q = default_q(classes.shape[0]) if q is None else check_real(

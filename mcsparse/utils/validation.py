@@ -7,6 +7,17 @@ from joblib import effective_n_jobs
 from sklearn.utils import check_array
 
 
+def shown(value):
+    """``value`` as an error message shows it: NumPy scalars and arrays as plain values.
+
+    ``repr(np.int64(0))`` is ``np.int64(0)``; a message should say ``0``
+    (strings keep their quotes: ``'a'``).
+    """
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist()
+    return repr(value)
+
+
 def check_sample_weight(sample_weight, n_samples):
     """Validate ``sample_weight`` and scale it to a maximum of one.
 
@@ -38,7 +49,7 @@ def check_sample_weight(sample_weight, n_samples):
         return None
     if isinstance(sample_weight, numbers.Number):
         if not isinstance(sample_weight, numbers.Real) or isinstance(sample_weight, bool):
-            raise TypeError(f"sample_weight must be real numbers, got {sample_weight!r}")
+            raise TypeError(f"sample_weight must be real numbers, got {shown(sample_weight)}")
         sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
     sample_weight = check_array(
         sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight",
@@ -88,16 +99,16 @@ def check_real(value, name, *, low=None, high=None, include_low=True, include_hi
         If it is NaN, infinite or out of the bounds.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
+        raise TypeError(f"{name} must be a real number, got {shown(value)}")
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {shown(value)}")
     if low is not None and (value < low or (value == low and not include_low)):
         raise ValueError(f"{name} must be {'>=' if include_low else '>'} {low:g}, "
-                         f"got {value!r}")
+                         f"got {shown(value)}")
     if high is not None and (value > high or (value == high and not include_high)):
         raise ValueError(f"{name} must be {'<=' if include_high else '<'} {high:g}, "
-                         f"got {value!r}")
+                         f"got {shown(value)}")
     return value
 
 
@@ -126,11 +137,11 @@ def check_int(value, name, *, low=None, high=None):
         If it is out of the bounds.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise TypeError(f"{name} must be an integer, got {shown(value)}")
     if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
+        raise ValueError(f"{name} must be >= {low}, got {shown(value)}")
     if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value!r}")
+        raise ValueError(f"{name} must be <= {high}, got {shown(value)}")
     return int(value)
 
 
@@ -158,7 +169,7 @@ def check_n_jobs(n_jobs):
     if n_jobs is None:
         return 1
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"n_jobs must be an integer or None, got {n_jobs!r}")
+        raise TypeError(f"n_jobs must be an integer or None, got {shown(n_jobs)}")
     if n_jobs == 0:
         raise ValueError("n_jobs must be None, a positive int or a negative int, got 0")
     return effective_n_jobs(int(n_jobs))
@@ -174,7 +185,7 @@ def check_verbose(verbose):
 def check_bool(value, name):
     """Raise TypeError unless ``value`` is a Python or NumPy bool."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
+        raise TypeError(f"{name} must be a bool, got {shown(value)}")
     return bool(value)
 
 
