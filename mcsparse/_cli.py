@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from . import __version__
+
 # name -> (description, default rounds, default fit_intercept)
 DATASETS = {
     "pendigits": ("UCI pendigits (bundled), 120 pairwise products of x / 100", 40, False),
@@ -153,6 +155,7 @@ def build_parser():
                         help="data folder (default: $MCSPARSE_DATA, ~/mcsparse_data)")
     parser.add_argument("--output", default=None,
                         help="write the path to this .csv or .json file")
+    parser.add_argument("--version", action="version", version=f"mcsparse {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="show a progress bar instead of one line per round, "
                              "and print the table at the end")
@@ -176,7 +179,9 @@ def main(argv=None):
     try:
         X, y, X_test, y_test, names = load_problem(args.dataset, args.data_home)
     except (OSError, ValueError) as exc:  # missing, corrupted, not downloadable
-        parser.exit(2, f"mcsparse: error: {exc}\n")
+        parser.exit(2, f"mcsparse: error: {exc}\nmcsparse: the data folder is "
+                       f"--data-home, else $MCSPARSE_DATA, else ~/mcsparse_data: point "
+                       "one of them at a folder that has the files\n")
     classes = np.unique(y)
     n_classes = len(classes)
     if n_rounds > X.shape[1]:
@@ -201,8 +206,14 @@ def main(argv=None):
     rows = []
     test_cols = []
     bar = tqdm(total=n_rounds, unit="round", file=sys.stderr) if args.quiet else None
+    # round 0: W = 0, every score 0 (the loss is log(1 + (k-1) e) for the margin of eq. 3)
+    start = {"round": 0, "feature": "-", "name": "(W = 0)",
+             "train_loss": float(np.log1p((n_classes - 1) * np.e)),
+             "test_error": float(np.mean(y_test != classes[0])), "refit_n_iter": "-",
+             "elapsed_s": 0.0}
     if bar is None:
-        print(HEADER, flush=True)
+        print(HEADER)
+        print(format_row(start), flush=True)
 
     def record(info):
         test_cols.append(np.asarray(X_test[:, info.feature], dtype=np.float64).ravel())
@@ -216,7 +227,9 @@ def main(argv=None):
         if bar is None:
             print(format_row(row), flush=True)
         else:
-            bar.set_postfix(test_error=f"{100 * error:.2f}%", loss=f"{info.train_loss:.4f}")
+            # the postfix of round t shows with the counter at t
+            bar.set_postfix(test_error=f"{100 * error:.2f}%", loss=f"{info.train_loss:.4f}",
+                            refresh=False)
             bar.update()
 
     clf = ShareBoostClassifier(n_features_to_select=n_rounds, alpha=args.alpha,
@@ -229,6 +242,7 @@ def main(argv=None):
     if bar is not None:
         bar.close()
         print(HEADER)
+        print(format_row(start))
         for row in rows:
             print(format_row(row))
     errors = [r["test_error"] for r in rows]

@@ -35,6 +35,30 @@ def test_json_output_and_progress_bar(tmp_path, capsys):
     assert len(rows) == 2 and 0 <= rows[-1]["test_error"] <= 1
 
 
+def test_progress_bar_shows_each_rounds_loss_at_its_counter(tmp_path, capsys):
+    out = tmp_path / "path.json"
+    assert main(["--n-features", "3", "--max-train", "1000", "--output", str(out),
+                 "--quiet"]) == 0
+    err = capsys.readouterr().err
+    losses = [row["train_loss"] for row in json.loads(out.read_text())]
+    shown = re.findall(r"(\d)/3 \[[^]]*loss=([\d.]+)", err)
+    assert shown, err
+    for count, loss in shown:
+        assert float(loss) == pytest.approx(losses[int(count) - 1], abs=1e-4), err
+
+
+def test_round_zero_and_version(capsys):
+    assert main(["--n-features", "1", "--max-train", "500"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "(W = 0)" in line)
+    # the README's value: log(1 + 9 e) for ten classes at W = 0
+    assert row.split()[0] == "0" and "3.237287" in row
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert re.fullmatch(r"mcsparse \d+\.\d+\S*\n", capsys.readouterr().out)
+
+
 def test_bad_output_suffix_writes_nothing(tmp_path):
     with pytest.raises(SystemExit):
         main(["--n-features", "2", "--output", str(tmp_path / "path.txt")])
@@ -81,7 +105,9 @@ def test_missing_data_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["--dataset", "letter", "--data-home", str(tmp_path)])
     assert info.value.code == 2
-    assert "letter-recognition.data" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "letter-recognition.data" in err
+    assert "--data-home" in err and "MCSPARSE_DATA" in err
 
 
 def test_mnist_subset(mnist_home, capsys):

@@ -157,5 +157,7 @@ def _download(data_file, home, path):
         raise OSError(
             f"Could not download {data_file.url} to {path} ({exc}). Download "
             f"it by hand and place it there (expected sha256 "
-            f"{data_file.sha256}), or pass download_if_missing=False."
+            f"{data_file.sha256}), or point the data home (the data_home "
+            f"argument or the {ENV_DATA_HOME} environment variable) at a folder "
+            f"that has {data_file.path}."
         ) from exc
