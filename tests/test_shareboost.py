@@ -352,3 +352,21 @@ def test_late_rounds_still_refit_when_the_loss_is_small():
     assert np.all(clf.refit_n_iter_ > 0)
     assert np.all(np.abs(clf.coef_[:, clf.selected_features_]).sum(axis=0) > 0)
     assert np.all(np.diff(clf.train_loss_) < 0)
+
+
+def test_selected_feature_names_from_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    X, y = _noisy_problem(n=80, d=5, k=3)
+    frame = pd.DataFrame(X, columns=[f"col {c}" for c in "abcde"])
+    clf = ShareBoostClassifier(n_features_to_select=3, alpha=1e-3).fit(frame, y)
+    expected = np.array([f"col {c}" for c in "abcde"], dtype=object)[clf.selected_features_]
+    np.testing.assert_array_equal(clf.selected_feature_names_, expected)
+    stumps = ShareBoostClassifier(n_features_to_select=3, features="stumps",
+                                  alpha=1e-3).fit(frame, y)
+    family = stumps.features_
+    for name, f, theta in zip(stumps.selected_feature_names_, family.stump_features_,
+                              family.thresholds_):
+        assert name == f"col {'abcde'[f]} <= {theta:.6g}"
+    # an array: x0, x1, ...
+    plain = ShareBoostClassifier(n_features_to_select=2, alpha=1e-3).fit(X, y)
+    assert list(plain.selected_feature_names_) == [f"x{j}" for j in plain.selected_features_]

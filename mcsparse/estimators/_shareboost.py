@@ -87,6 +87,13 @@ def _split(X, y_idx, sample_weight, mask, n_classes):
     return parts[0], parts[1]
 
 
+def _candidate_names(family, ids, input_features):
+    """``family.candidate_names`` (a family outside mcsparse may lack it)."""
+    if hasattr(family, "candidate_names"):
+        return family.candidate_names(ids, input_features)
+    return np.array([f"candidate {j}" for j in ids], dtype=object)
+
+
 class _BaseGreedy(ClassifierMixin, BaseEstimator):
     """Parameter checks and data handling shared by the greedy classifiers."""
 
@@ -300,6 +307,11 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     selected_features_ : ndarray of shape (n_rounds,), dtype intp
         Selected candidates in selection order: column indices for "raw",
         candidate ids of ``features_`` otherwise.
+    selected_feature_names_ : ndarray of shape (n_rounds,), dtype object
+        Their names, from ``features_.candidate_names`` with the column
+        names of a fitted pandas DataFrame (``feature_names_in_``) or ``x0,
+        x1, ...``: ``"petal width (cm)"`` for a raw column, ``"x3 <= 0.5"``
+        for a stump, ``"anchor 12, radius 0.84"``, ``"template 5, mask 3"``.
     support_ : ndarray of shape (n_features,), dtype bool
         Mask of the input columns the model reads (the selected columns for
         "raw"; for stumps the features with a selected stump).
@@ -599,6 +611,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         self._path = path
         self.features_.end_scan(path.selected_features)
         self.selected_features_ = path.selected_features
+        self.selected_feature_names_ = _candidate_names(
+            self.features_, self.selected_features_, getattr(self, "feature_names_in_", None))
         self.n_iter_ = len(path.selected_features)
         self.train_loss_ = path.train_loss
         self.refit_n_iter_ = path.refit_n_iter

@@ -561,6 +561,10 @@ class AnchorPoints(CandidateFeatures):
                                       self.ball_sizes_, self._n_threads)
         return _best_remaining(_check_finite_scores(scores, "X or residual").ravel(), excluded)
 
+    def _candidate_name(self, j, input_names):
+        a, b = divmod(j, self.n_radii)
+        return f"anchor {a}, radius {self.radii_[a, b]:.4g}"
+
     def training_columns(self, ids):
         """The groups ``ids`` on the training data, side by side.
 

@@ -187,6 +187,32 @@ class CandidateFeatures(BaseEstimator):
         """
         raise NotImplementedError
 
+    def candidate_names(self, ids, input_features=None):
+        """Readable names of candidates ``ids``, e.g. for the selected ones.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Candidate ids in ``[0, n_candidates_)``.
+        input_features : array-like of str of shape (n_features,), default=None
+            Names of the input columns (an estimator's ``feature_names_in_``);
+            ``x0, x1, ...`` when None.
+
+        Returns
+        -------
+        names : ndarray of shape (len(ids),), dtype object
+            This base class names candidate ``j`` ``"candidate j"``; the
+            families name what their candidates are (a column, a stump, an
+            anchor ball, a template and mask).
+        """
+        check_is_fitted(self)
+        ids = self._check_ids(ids, self.n_candidates_)
+        return np.array([self._candidate_name(int(j), _input_names(self, input_features))
+                         for j in ids], dtype=object)
+
+    def _candidate_name(self, j, input_names):
+        return f"candidate {j}"
+
     def _check_scanning(self):
         check_is_fitted(self)
         if getattr(self, "_X_fit", None) is None:
@@ -489,6 +515,12 @@ class RawFeatures(CandidateFeatures):
                                  minlength=self.n_candidates_)
         return _best_remaining(_check_finite_scores(scores, "X or residual"), excluded)
 
+    def _candidate_name(self, j, input_names):
+        if getattr(self, "group_labels_", None) is not None:
+            label = self.group_labels_[j]
+            return f"group {label.item() if isinstance(label, np.generic) else label}"
+        return str(input_names[j])
+
     def training_columns(self, ids):
         """Return the columns of candidates ``ids`` on the training data, float64.
 
@@ -545,6 +577,17 @@ class RawFeatures(CandidateFeatures):
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32), reset=False)
         return _dense_columns(X, self.group_columns(ids))
+
+
+def _input_names(family, input_features):
+    """The input columns' names: given, or ``x0, x1, ...``."""
+    n = family.n_features_in_
+    if input_features is None:
+        return np.array([f"x{i}" for i in range(n)], dtype=object)
+    names = np.asarray(input_features, dtype=object).ravel()
+    if names.shape != (n,):
+        raise ValueError(f"input_features must have {n} names, got {names.shape[0]}")
+    return names
 
 
 def fit_features(family, X):

@@ -618,6 +618,10 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         self._check_scanning()
         return self._scan.best_candidate(residual, excluded)
 
+    def _candidate_name(self, j, input_names):
+        t, m = divmod(j, self.masks_.shape[0])
+        return f"template {t}, mask {m}"
+
     def training_columns(self, ids):
         """The pairs ``ids`` on the training images.
 

@@ -264,6 +264,10 @@ class DecisionStumps(CandidateFeatures):
             out[:, c] = v <= theta
         return out
 
+    def _candidate_name(self, j, input_names):
+        f, theta = self._definition(j)
+        return f"{input_names[f]} <= {theta:.6g}"
+
     def training_columns(self, ids):
         """Evaluate the stumps ``ids`` on the training data.
 
