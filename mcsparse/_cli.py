@@ -27,8 +27,20 @@ DATASETS = {
 }
 
 
-def load_problem(name, data_home=None):
-    """Return ``(X_train, y_train, X_test, y_test, feature_names)`` for the main job."""
+FAMILIES = {
+    "raw": "the data set's columns (pairwise products for the UCI sets, pixels for mnist)",
+    "stumps": "decision stumps 1[x_f <= theta] on the original features",
+    "templates": "convolution-max templates with Gaussian masks (mnist only)",
+    "anchors": "anchor pieces 1[||x - v|| <= r] [x, 1] on the original features",
+}
+
+
+def load_problem(name, data_home=None, products=True):
+    """Return ``(X_train, y_train, X_test, y_test, feature_names)`` for the main job.
+
+    The UCI sets come as their pairwise products, or with ``products=False``
+    as their original (scaled) features.
+    """
     from . import datasets
     from .features import PairwiseProducts
 
@@ -47,6 +59,9 @@ def load_problem(name, data_home=None):
     }[name]
     X, y = loader("train")
     Xt, yt = loader("test")
+    if not products:
+        names = np.array([f"x{i}" for i in range(X.shape[1])])
+        return X / scale, y, Xt / scale, yt, names
     products = PairwiseProducts().fit(X / scale)
     return (products.transform(X / scale), y, products.transform(Xt / scale), yt,
             products.get_feature_names_out())
@@ -115,13 +130,13 @@ def _check_output(parser, output):
         parser.error(f"--output: the folder {str(parent)!r} is not writable")
 
 
-HEADER = (f"{'round':>5}  {'feature':>7}  {'name':<14} {'train loss':>11}  "
+HEADER = (f"{'round':>5}  {'feature':>7}  {'name':<24} {'train loss':>11}  "
           f"{'test err %':>10}  {'refit it':>9}  {'elapsed s':>9}")
 
 
 def format_row(row):
     """One line of the per-round table, aligned with ``HEADER``."""
-    return (f"{row['round']:>5}  {row['feature']:>7}  {row['name']:<14} "
+    return (f"{row['round']:>5}  {row['feature']:>7}  {row['name']:<24} "
             f"{row['train_loss']:>11.6f}  {100 * row['test_error']:>10.2f}  "
             f"{row['refit_n_iter']:>9}  {row['elapsed_s']:>9.2f}")
 
@@ -134,6 +149,15 @@ def build_parser():
     )
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="pendigits",
                         help="; ".join(f"{k}: {v[0]}" for k, v in DATASETS.items()))
+    parser.add_argument("--features", choices=list(FAMILIES), default="raw",
+                        help="candidate family: " + "; ".join(
+                            f"{k}: {v}" for k, v in FAMILIES.items()))
+    parser.add_argument("--n-templates", type=_int_at_least(1), default=1000,
+                        help="templates (k-means of image patches) for --features "
+                             "templates (default 1000)")
+    parser.add_argument("--n-anchors", type=_int_at_least(1), default=1500,
+                        help="anchor points (k-means centres) for --features anchors "
+                             "(default 1500)")
     parser.add_argument("--n-features", type=_int_at_least(1), default=None,
                         help="rounds = features to select (default: 40, 100 for mnist)")
     parser.add_argument("--alpha", type=_finite_float(positive=False), default=0.0,
@@ -155,6 +179,9 @@ def build_parser():
                         help="data folder (default: $MCSPARSE_DATA, ~/mcsparse_data)")
     parser.add_argument("--output", default=None,
                         help="write the path to this .csv or .json file")
+    parser.add_argument("--plot", default=None,
+                        help="draw the test error curve into this .png, .pdf or .svg "
+                             "file (needs matplotlib)")
     parser.add_argument("--version", action="version", version=f"mcsparse {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="show a progress bar instead of one line per round, "
@@ -162,29 +189,74 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    """Entry point of ``python -m mcsparse`` and the ``mcsparse`` script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    description, default_rounds, default_intercept = DATASETS[args.dataset]
-    n_rounds = default_rounds if args.n_features is None else args.n_features
-    fit_intercept = default_intercept if args.fit_intercept is None else args.fit_intercept
-    _check_output(parser, args.output)
-
-    from tqdm.auto import tqdm
-
-    from . import ShareBoostClassifier
-
-    t0 = time.perf_counter()
+def _check_plot(parser, plot):
+    """Refuse a --plot that cannot be drawn or written, before any fitting."""
+    if plot is None:
+        return
+    if Path(plot).suffix.lower() not in (".png", ".pdf", ".svg"):
+        parser.error(f"--plot must end in .png, .pdf or .svg, got {plot!r}")
+    parent = Path(plot).parent
+    if not parent.is_dir():
+        parser.error(f"--plot: the folder {str(parent)!r} does not exist")
     try:
-        X, y, X_test, y_test, names = load_problem(args.dataset, args.data_home)
+        import matplotlib  # noqa: F401
+    except ImportError:
+        parser.error("--plot needs matplotlib: pip install matplotlib")
+
+
+def _family(args):
+    """The candidate family of ``--features`` (None: the columns themselves)."""
+    from .features import AnchorPoints, ConvMaxTemplates, DecisionStumps
+
+    if args.features == "stumps":
+        return DecisionStumps()
+    if args.features == "templates":
+        return ConvMaxTemplates(n_templates=args.n_templates, n_jobs=2,
+                                random_state=args.random_state)
+    if args.features == "anchors":
+        return AnchorPoints(n_anchors=args.n_anchors, n_jobs=2,
+                            random_state=args.random_state)
+    return None
+
+
+def draw_plot(rows, start, title, path):
+    """Test error against the round, written to ``path`` (through a temporary file)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    rounds = [start["round"]] + [r["round"] for r in rows]
+    errors = [100 * start["test_error"]] + [100 * r["test_error"] for r in rows]
+    ax.plot(rounds, errors, marker="o", markersize=3)
+    ax.set(xlabel="round (selected features)", ylabel="test error (%)", title=title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
+def _load(parser, args, n_rounds):
+    """The problem, subsampled by ``--max-train``; exits with a message on errors."""
+    try:
+        X, y, X_test, y_test, names = load_problem(args.dataset, args.data_home,
+                                                   products=args.features == "raw")
     except (OSError, ValueError) as exc:  # missing, corrupted, not downloadable
         parser.exit(2, f"mcsparse: error: {exc}\nmcsparse: the data folder is "
                        f"--data-home, else $MCSPARSE_DATA, else ~/mcsparse_data: point "
                        "one of them at a folder that has the files\n")
-    classes = np.unique(y)
-    n_classes = len(classes)
-    if n_rounds > X.shape[1]:
+    n_classes = len(np.unique(y))
+    if args.features == "raw" and n_rounds > X.shape[1]:
         parser.error(f"--n-features {n_rounds} exceeds the {X.shape[1]} features "
                      f"of {args.dataset}")
     if args.max_train is not None and args.max_train < 2 * n_classes:
@@ -195,7 +267,31 @@ def main(argv=None):
 
         X, _, y, _ = train_test_split(X, y, train_size=args.max_train, stratify=y,
                                       random_state=args.random_state)
-    print(f"mcsparse: ShareBoost on {args.dataset} ({description})")
+    return X, y, X_test, y_test, names
+
+
+def main(argv=None):
+    """Entry point of ``python -m mcsparse`` and the ``mcsparse`` script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    description, default_rounds, default_intercept = DATASETS[args.dataset]
+    n_rounds = default_rounds if args.n_features is None else args.n_features
+    fit_intercept = default_intercept if args.fit_intercept is None else args.fit_intercept
+    _check_output(parser, args.output)
+    _check_plot(parser, args.plot)
+    if args.features == "templates" and args.dataset != "mnist":
+        parser.error("--features templates needs images: use --dataset mnist")
+
+    from tqdm.auto import tqdm
+
+    from . import ShareBoostClassifier
+
+    t0 = time.perf_counter()
+    X, y, X_test, y_test, names = _load(parser, args, n_rounds)
+    classes = np.unique(y)
+    n_classes = len(classes)
+    family = "" if args.features == "raw" else f", {args.features}: {FAMILIES[args.features]}"
+    print(f"mcsparse: ShareBoost on {args.dataset} ({description}{family})")
     print(f"  train {X.shape[0]} x {X.shape[1]}, test {X_test.shape[0]}, "
           f"{n_classes} classes, loaded in {time.perf_counter() - t0:.1f} s")
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
@@ -215,14 +311,22 @@ def main(argv=None):
         print(HEADER)
         print(format_row(start), flush=True)
 
+    clf = ShareBoostClassifier(n_features_to_select=n_rounds, alpha=args.alpha,
+                               fit_intercept=fit_intercept, max_iter=args.max_iter,
+                               tol=args.tol, features=_family(args) or "raw")
+
     def record(info):
-        test_cols.append(np.asarray(X_test[:, info.feature], dtype=np.float64).ravel())
-        scores = np.column_stack(test_cols) @ info.coef.T + info.intercept
+        if args.features == "raw":
+            cols, name = X_test[:, [info.feature]], names[info.feature]
+        else:  # the family, fitted by now, computes its candidate on the test set
+            cols = clf.features_.transform_candidates(X_test, [info.feature])
+            name = clf.features_.candidate_names([info.feature], names)[0]
+        test_cols.append(np.asarray(cols, dtype=np.float64))
+        scores = np.hstack(test_cols) @ info.coef.T + info.intercept
         error = float(np.mean(classes[np.argmax(scores, axis=1)] != y_test))
-        row = {"round": info.round, "feature": info.feature,
-               "name": str(names[info.feature]), "train_loss": info.train_loss,
-               "test_error": error, "refit_n_iter": info.refit_n_iter,
-               "elapsed_s": info.elapsed}
+        row = {"round": info.round, "feature": info.feature, "name": str(name),
+               "train_loss": info.train_loss, "test_error": error,
+               "refit_n_iter": info.refit_n_iter, "elapsed_s": info.elapsed}
         rows.append(row)
         if bar is None:
             print(format_row(row), flush=True)
@@ -232,19 +336,32 @@ def main(argv=None):
                             refresh=False)
             bar.update()
 
-    clf = ShareBoostClassifier(n_features_to_select=n_rounds, alpha=args.alpha,
-                               fit_intercept=fit_intercept, max_iter=args.max_iter,
-                               tol=args.tol, callback=record)
+    clf.set_params(callback=record)
     with warnings.catch_warnings(record=True) as caught:
         # kept out of the table and progress bar; printed after the summary
         warnings.simplefilter("always", ConvergenceWarning)
-        clf.fit(X, y)
+        try:
+            clf.fit(X, y)
+        except ValueError as exc:  # e.g. more rounds than the family has candidates
+            parser.exit(2, f"mcsparse: error: {exc}\n")
     if bar is not None:
         bar.close()
         print(HEADER)
         print(format_row(start))
         for row in rows:
             print(format_row(row))
+    _summary(rows, clf, caught)
+    if args.output is not None:
+        write_path(rows, args.output)
+        print(f"path written to {args.output}")
+    if args.plot is not None:
+        draw_plot(rows, start, f"ShareBoost on {args.dataset} ({args.features})", args.plot)
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def _summary(rows, clf, caught):
+    """The final and best test errors, the fit time, then the warnings as notes."""
     errors = [r["test_error"] for r in rows]
     best = int(np.argmin(errors))
     fit_time = rows[-1]["elapsed_s"]
@@ -254,7 +371,3 @@ def main(argv=None):
           f"refit iterations per round {np.median(clf.refit_n_iter_):.0f}")
     for caught_warning in caught:
         print(f"note: {caught_warning.message}")
-    if args.output is not None:
-        write_path(rows, args.output)
-        print(f"path written to {args.output}")
-    return 0

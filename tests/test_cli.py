@@ -59,6 +59,41 @@ def test_round_zero_and_version(capsys):
     assert re.fullmatch(r"mcsparse \d+\.\d+\S*\n", capsys.readouterr().out)
 
 
+@pytest.mark.parametrize("family, extra, name", [
+    ("stumps", [], r"x\d+ <= [\d.]+"),
+    ("anchors", ["--n-anchors", "30", "--alpha", "1e-3"], r"anchor \d+, radius [\d.]+"),
+])
+def test_feature_families_and_plot(family, extra, name, tmp_path, capsys):
+    plot = tmp_path / "curve.png"
+    assert main(["--n-features", "3", "--max-train", "1000", "--features", family,
+                 "--plot", str(plot), *extra]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if re.match(r"\s+[123]\s+\d+\s", line)]
+    assert len(rows) == 3 and all(re.search(name, row) for row in rows), out
+    final = float(re.search(r"final test error ([\d.]+)%", out).group(1))
+    assert final < 89.0  # three features do better than W = 0 (89.6%)
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_templates_on_mnist(mnist_home, capsys):
+    assert main(["--dataset", "mnist", "--features", "templates", "--n-templates", "10",
+                 "--n-features", "2", "--max-train", "1000"]) == 0
+    assert re.search(r"template \d+, mask \d+", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--features", "templates"], "needs images"),
+    (["--plot", "curve.txt"], r"must end in \.png, \.pdf or \.svg"),
+    (["--plot", "/nonexistent/curve.png"], "does not exist"),
+    (["--features", "stumps", "--n-features", "100000"], "number of candidates"),
+])
+def test_bad_family_and_plot_options(args, match, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
 def test_bad_output_suffix_writes_nothing(tmp_path):
     with pytest.raises(SystemExit):
         main(["--n-features", "2", "--output", str(tmp_path / "path.txt")])
