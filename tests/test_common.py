@@ -95,7 +95,7 @@ _NOT_IMAGES = (
     "ConvMaxTemplates reads each row as a height x width image (square unless "
     "image_shape is given) with templates of at least 2 x 2 pixels; the checks' "
     "data have 1 to 10 features that are not images, so fit raises a ValueError "
-    "about the image shape. Its validation is tested in test_hostile_input.py"
+    "about the image shape. Its validation is tested in test_conv_max.py and test_hostile_input.py"
 )
 
 # Every check that fits ConvMaxTemplates on the checks' non-image data.

@@ -278,8 +278,8 @@ def test_mnist_subset_learns(mnist_home):
     assert err_templates < 0.6 * err_pixels
 
 
-def test_hostile_parameters_get_clear_errors():
-    """Cases found by a breaker pass: each gets a ValueError or TypeError naming it."""
+def test_bad_kernel_arguments_get_clear_errors():
+    """Bad arguments of the kernel wrappers: each gets a ValueError or TypeError naming it."""
     images, templates, rows, cols = _problem(6, 2, 8, 8, 3, 3, 3, 2, 2)
     with pytest.raises(ValueError, match="too large"):
         conv_max_features(np.full((1, 4, 4), 3e38, np.float32), np.ones((1, 2, 2)),
@@ -330,3 +330,33 @@ def test_templates_shortcut():
     family = resolve_features("templates")
     assert isinstance(family, ConvMaxTemplates)
     assert family.get_params() == ConvMaxTemplates().get_params()
+
+
+def _small_problem():
+    """60 samples, 5 features, 3 classes from two signs."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 5)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    return X, y
+
+
+def _tiny_templates():
+    return ConvMaxTemplates(n_templates=2, patch_size=2, n_masks=1, n_patches=50,
+                            random_state=0)
+
+
+# --- template features: images of the wrong shape ----------------------------
+
+
+@pytest.mark.parametrize("n_pixels", [15, 8])
+def test_conv_max_templates_non_square_rows(n_pixels):
+    X = np.random.RandomState(0).rand(24, n_pixels)
+    with pytest.raises(ValueError, match="square image|image_shape"):
+        _tiny_templates().fit(X)
+
+
+def test_conv_max_templates_transform_other_image_size():
+    X = np.random.RandomState(0).rand(24, 16)
+    est = _tiny_templates().fit(X)
+    with pytest.raises(ValueError, match="expecting 16 features"):
+        est.transform(np.random.RandomState(1).rand(3, 25))

@@ -535,3 +535,38 @@ def test_real_loader_refuses_one_flipped_byte(tmp_path):
         datasets.load_letter(data_home=tmp_path)
     with pytest.raises(ValueError, match="corrupted.*sha256"):
         datasets.load_letter(subset="test", data_home=tmp_path)
+
+
+def _small_problem():
+    """60 samples, 5 features, 3 classes from two signs."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 5)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    return X, y
+
+
+# --- Chars74K decoder: unreadable archives raised tarfile.ReadError ----------
+
+
+@pytest.mark.parametrize("payload", [b"", b"junk" * 100, "truncated"])
+def test_decode_chars74k_unreadable_archive_is_value_error(tmp_path, payload):
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    from mcsparse.datasets._loaders import _decode_chars74k
+
+    if payload == "truncated":
+        png = io.BytesIO()
+        Image.fromarray(np.zeros((28, 28), np.uint8)).save(png, format="PNG")
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+            for i in range(50):
+                info = tarfile.TarInfo(f"English/Fnt/Sample001/img{i:03d}.png")
+                data = png.getvalue() + bytes(np.random.RandomState(i).bytes(2000))
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+        payload = buf.getvalue()[: len(buf.getvalue()) // 2]
+    path = tmp_path / "bad.tar.gz"
+    path.write_bytes(payload)
+    with pytest.raises(ValueError, match="tar.gz"):
+        _decode_chars74k(str(path))

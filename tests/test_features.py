@@ -53,34 +53,3 @@ def test_errors():
         t.transform(np.full((3, 4), 1e200))
     with pytest.raises(ValueError, match="overflow"):
         PairwiseProducts().fit_transform(np.full((3, 4), 1e30, dtype=np.float32))
-
-
-def test_candidate_names_of_each_family():
-    from mcsparse.features import AnchorPoints, ConvMaxTemplates, DecisionStumps, RawFeatures
-    from mcsparse.features._base import CandidateFeatures
-
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 3))
-    assert list(RawFeatures().fit(X).candidate_names([2, 0], ["a", "b", "c"])) == ["c", "a"]
-    grouped = RawFeatures(groups=[7, 8, 7]).fit(X)
-    assert list(grouped.candidate_names([0, 1])) == ["group 7", "group 8"]
-    stumps = DecisionStumps().fit(X)
-    assert stumps.candidate_names([0])[0].startswith("x0 <= ")
-    anchors = AnchorPoints(n_anchors=3, n_radii=2, random_state=0).fit(X)
-    assert anchors.candidate_names([5])[0] == f"anchor 2, radius {anchors.radii_[2, 1]:.4g}"
-    images = rng.uniform(0, 1, (20, 64))
-    templates = ConvMaxTemplates(n_templates=2, patch_size=3, n_masks=4, n_patches=50,
-                                 random_state=0).fit(images)
-    assert list(templates.candidate_names([0, 5])) == ["template 0, mask 0",
-                                                       "template 1, mask 1"]
-    with pytest.raises(ValueError, match="3 names"):
-        stumps.candidate_names([0], ["a"])
-    with pytest.raises(ValueError, match=r"\[0, "):
-        stumps.candidate_names([10_000])
-
-    class Plain(CandidateFeatures):
-        def fit(self, X, y=None):
-            self.n_features_in_, self.n_candidates_ = X.shape[1], X.shape[1]
-            return self
-
-    assert list(Plain().fit(X).candidate_names([1])) == ["candidate 1"]

@@ -14,6 +14,19 @@ run unless ``MCSPARSE_FUZZ_RANDOM=1``. A long local run::
 
     MCSPARSE_FUZZ_EXAMPLES=100000 MCSPARSE_FUZZ_RANDOM=1 pytest tests/test_fuzz.py
 
+Index, kernel -> module (each module's own tests are in the test file named
+after it):
+
+- ``test_fuzz_scan_stumps``: ``features/_stumps_fast.pyx`` (test_stumps.py);
+- ``test_fuzz_anchor_scores``: ``features/_anchors_fast.pyx`` (test_anchor_scores.py);
+- ``test_fuzz_conv_max``: ``features/_conv_max_fast.pyx`` (test_conv_max.py);
+- ``test_fuzz_loss_gradient``: ``loss/_multiclass_logistic_fast.pyx`` (test_loss.py);
+- ``test_fuzz_link_coefficients``, ``test_fuzz_mkl_epoch``:
+  ``solvers/_mkl_fast.pyx`` (test_mkl.py);
+- the objective's and the refit's kernels (``solvers/_objective_fast.pyx``,
+  ``solvers/_refit_fast.pyx``) are compared with their twins over edge sizes
+  in test_objective.py and test_refit.py.
+
 ``.ci/run`` runs this module again in a build with ``MCSPARSE_CYTHON_DEBUG=1``
 (bounds and wraparound checks on), where an out-of-range index raises
 IndexError instead of reading memory it should not.

@@ -436,3 +436,34 @@ def test_bad_path_arguments():
     clf = MixedNormClassifier(alpha=0.01).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :3])
+
+
+def _small_problem():
+    """60 samples, 5 features, 3 classes from two signs."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 5)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    return X, y
+
+
+# --- MixedNorm: huge values hung in the FISTA backtracking / gave alpha=inf --
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_mixed_norm_huge_values_raise_instead_of_hanging():
+    X, y = _small_problem()
+    with pytest.raises(ValueError, match="too large"):
+        MixedNormClassifier(alpha=0.01, max_iter=5).fit(X * 1e150, y)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_mixed_norm_path_huge_values_no_nonfinite_alphas():
+    X, y = _small_problem()
+    with pytest.raises(ValueError, match="too large"):
+        mixed_norm_classifier_path(X * 1e300, y, n_alphas=3)
+
+
+def test_mixed_norm_path_nan_alpha_min_ratio():
+    X, y = _small_problem()
+    with pytest.raises(ValueError, match="alpha_min_ratio"):
+        mixed_norm_classifier_path(X, y, n_alphas=3, alpha_min_ratio=np.nan)

@@ -380,23 +380,28 @@ def test_stopping_rule():
         multiclass_mkl(gram, y, tol=-1.0)
 
 
-def test_breaker_findings():
-    """Cases found by a hostile-input pass: each one used to fail silently."""
+def _iris_stack():
     X, y = load_iris(return_X_y=True)
-    gram = gaussian_kernel_stack(X[::3], bandwidths=[0.25, 1.0, 4.0])
-    y = y[::3]
-    # the estimators pass tol and n_iter_no_change on
-    runs = [UFOMKLClassifier(max_iter=40, random_state=0, **kw).fit(X, y_full).n_iter_
-            for kw in ({"tol": None}, {"n_iter_no_change": 1})
-            for y_full in [load_iris(return_X_y=True)[1]]]
+    return X, y, gaussian_kernel_stack(X[::3], bandwidths=[0.25, 1.0, 4.0]), y[::3]
+
+
+def test_estimators_pass_tol_and_n_iter_no_change_on():
+    X, y, _, _ = _iris_stack()
+    runs = [UFOMKLClassifier(max_iter=40, random_state=0, **kw).fit(X, y).n_iter_
+            for kw in ({"tol": None}, {"n_iter_no_change": 1})]
     assert runs[0] == 40 and runs[1] < 40
     with pytest.raises(ValueError, match="tol must be >= 0"):
-        UFOMKLClassifier(tol=-1).fit(X, load_iris(return_X_y=True)[1])
-    # the link stays finite where its exact value is, and says when it is not
+        UFOMKLClassifier(tol=-1).fit(X, y)
+
+
+def test_link_stays_finite_where_its_value_is_and_says_when_not():
     np.testing.assert_allclose(link_coefficients([1e308], [0.0], 2.0, 1e-308), [1e308])
     with pytest.raises(ValueError, match="overflow"):
         link_coefficients([1.0], [0.0], 2.0, 1e-320)
-    # prediction from stacks with bad content
+
+
+def test_prediction_refuses_bad_stacks_and_rows():
+    _, _, gram, y = _iris_stack()
     fit = multiclass_mkl(gram, y[:40], rows=np.arange(40), C=10, max_iter=3, random_state=0)
     with pytest.raises(ValueError, match="NaN"):
         fit.decision_function(np.full((3, 5, 40), np.nan))
@@ -413,19 +418,27 @@ def test_breaker_findings():
     # repeated test rows are a harmless request
     twice = fit.decision_function_rows(gram, [45, 45])
     np.testing.assert_array_equal(twice[0], twice[1])
-    # a kernel matrix must be symmetric
+
+
+def test_solver_refuses_a_non_symmetric_kernel():
+    _, _, gram, y = _iris_stack()
     bad = gram.copy()
     bad[0, 0, 1] += 0.5
     with pytest.raises(ValueError, match=r"gram\[0\] is not symmetric"):
         multiclass_mkl(bad, y)
-    # estimator bandwidths are checked like gaussian_kernel_stack's
+
+def test_estimators_check_bandwidths_and_tail_sum_floor():
+    """Checked like gaussian_kernel_stack's arguments."""
+    X, y, _, _ = _iris_stack()
     with pytest.raises(ValueError, match="bandwidths must be a scalar or a 1-D"):
-        UFOMKLClassifier(bandwidths=[[1.0, 2.0]]).fit(X, load_iris(return_X_y=True)[1])
+        UFOMKLClassifier(bandwidths=[[1.0, 2.0]]).fit(X, y)
     with pytest.raises(TypeError, match="bandwidths must hold real numbers"):
-        UFOMKLClassifier(bandwidths=[True, False]).fit(X, load_iris(return_X_y=True)[1])
+        UFOMKLClassifier(bandwidths=[True, False]).fit(X, y)
     with pytest.raises(TypeError, match="tail_sum_floor must be a real number"):
-        ConvMKLClassifier(tail_sum_floor="a").fit(X, load_iris(return_X_y=True)[1])
-    # default_q needs at least two classes
+        ConvMKLClassifier(tail_sum_floor="a").fit(X, y)
+
+
+def test_default_q_needs_two_classes():
     with pytest.raises(ValueError, match="n_classes must be >= 2"):
         default_q(1)
     with pytest.raises(TypeError, match="n_classes must be an integer"):

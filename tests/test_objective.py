@@ -20,7 +20,7 @@ from mcsparse.loss import (
     make_penalty,
 )
 from mcsparse.loss._multiclass_logistic import loss_rows_numpy
-from mcsparse.loss._multiclass_logistic_fast import loss_gradient, loss_rows
+from mcsparse.loss._multiclass_logistic_fast import loss_rows
 from mcsparse.solvers._design import (
     SelectedColumns,
     SparseColumns,

@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 import reference
 from mcsparse import MixedNormClassifier, OneVsRestGreedyClassifier, ShareBoostClassifier
 from mcsparse.datasets import load_pendigits
-from mcsparse.features import PairwiseProducts
+from mcsparse.features import CandidateFeatures, PairwiseProducts
 from mcsparse.loss import Frobenius
 from mcsparse.solvers._objective import LinearObjective
 
@@ -370,3 +370,100 @@ def test_selected_feature_names_from_a_dataframe():
     # an array: x0, x1, ...
     plain = ShareBoostClassifier(n_features_to_select=2, alpha=1e-3).fit(X, y)
     assert list(plain.selected_feature_names_) == [f"x{j}" for j in plain.selected_features_]
+
+
+def _small_problem():
+    """60 samples, 5 features, 3 classes from two signs."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 5)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    return X, y
+
+
+# --- ShareBoost with a custom family that breaks the protocol ----------------
+
+
+class _Squares(CandidateFeatures):
+    def fit(self, X, y=None):
+        self._X_fit = np.asarray(X, dtype=float) ** 2
+        self.n_features_in_ = self.n_candidates_ = X.shape[1]
+        return self
+
+    def best_candidate(self, residual, excluded):
+        s = np.abs(self._X_fit.T @ residual).sum(axis=1)
+        s[excluded] = -np.inf
+        j = int(np.argmax(s))
+        return j, float(s[j])
+
+    def training_columns(self, ids):
+        return self._X_fit[:, ids]
+
+    def end_scan(self, ids):
+        self.support_ = np.zeros(self.n_features_in_, dtype=bool)
+        self.support_[ids] = True
+        self._X_fit = None
+        return self
+
+    def transform_candidates(self, X, ids):
+        return np.asarray(X, dtype=float)[:, ids] ** 2
+
+
+class _NegativeId(_Squares):
+    def best_candidate(self, residual, excluded):
+        return -1, 1.0
+
+
+class _RepeatedId(_Squares):
+    def best_candidate(self, residual, excluded):
+        return 0, 1.0
+
+
+class _HugeId(_Squares):
+    def best_candidate(self, residual, excluded):
+        return 10**6, 1.0
+
+
+class _NanColumns(_Squares):
+    def training_columns(self, ids):
+        return np.full((self._X_fit.shape[0], len(ids)), np.nan)
+
+
+class _ShortColumns(_Squares):
+    def training_columns(self, ids):
+        return self._X_fit[:5, ids]
+
+
+class _FitReturnsNone(_Squares):
+    def fit(self, X, y=None):
+        super().fit(X)
+
+
+def test_custom_family_still_works():
+    X, y = _small_problem()
+    clf = ShareBoostClassifier(n_features_to_select=2, features=_Squares()).fit(X, y)
+    assert len(set(clf.selected_features_.tolist())) == 2
+
+
+@pytest.mark.parametrize("family, error, match", [
+    (_NegativeId, ValueError, "outside"),
+    (_HugeId, ValueError, "outside"),
+    (_RepeatedId, ValueError, "already selected"),
+    (_NanColumns, ValueError, "NaN"),
+    (_ShortColumns, ValueError, "shape"),
+    (_FitReturnsNone, TypeError, "return self"),
+])
+def test_shareboost_rejects_protocol_violations(family, error, match):
+    X, y = _small_problem()
+    with pytest.raises(error, match=match):
+        ShareBoostClassifier(n_features_to_select=2, features=family()).fit(X, y)
+
+
+# --- ShareBoost validation_fraction: NaN and impossible splits ---------------
+
+
+@pytest.mark.parametrize("fraction", [np.nan, 0.001, 0.99])
+def test_validation_fraction_errors_name_the_parameter(fraction):
+    X, y = _small_problem()
+    with pytest.raises(ValueError, match="validation_fraction"):
+        ShareBoostClassifier(n_features_to_select=2,
+                             validation_fraction=fraction).fit(X, y)
