@@ -233,7 +233,7 @@ class _PathState:
         self.params = np.zeros(self.objective.n_intercept)
         self.loss, self.grad = self.objective.value_grad(self.params, 0)
         # duplicate columns: a fixed random probe gives each selected block a
-        # signature (block.T @ probe); equal signatures are then compared exactly
+        # signature (the bytes of block.T @ probe); equal ones are compared exactly
         self._probe = np.random.default_rng(0).standard_normal(n_samples)
         self._signatures = {}
         self._block = None  # (j, training block) of the last candidate read
@@ -295,20 +295,22 @@ class _PathState:
         self.columns.put(self.block(j), start, center=self.fit_intercept,
                          sample_weight=self.sample_weight)
 
+    def _signature(self, j):
+        """Key of ``j``'s columns: equal columns give equal bytes (same products)."""
+        return (self.width(j), (self.block(j).T @ self._probe).tobytes())
+
     def duplicate_of(self, j):
         """A selected candidate whose training columns equal ``j``'s, or None."""
         block = self.block(j)
-        signature = block.T @ self._probe
-        for i, other in self._signatures.items():
-            if (other.shape == signature.shape and np.array_equal(other, signature)
-                    and np.array_equal(self.block(i), block)):
+        for i in self._signatures.get(self._signature(j), ()):
+            if np.array_equal(self.block(i), block):
                 self.block(j)  # keep j's block at hand for put
                 return i
         return None
 
     def register(self, j):
         """Record the signature of selected candidate ``j``."""
-        self._signatures[j] = self.block(j).T @ self._probe
+        self._signatures.setdefault(self._signature(j), []).append(j)
 
     def one_blas_thread(self):
         """Context: BLAS on one thread.
