@@ -35,6 +35,15 @@ FAMILIES = {
 }
 
 
+# the data sets' original features, which the families other than "raw" read
+ORIGINAL = {
+    "pendigits": "UCI pendigits (bundled), x / 100",
+    "mnist": "MNIST raw pixels / 255 (float32)",
+    "satimage": "UCI satimage, x / 255",
+    "letter": "UCI letter (16000/4000), x / 15",
+}
+
+
 def load_problem(name, data_home=None, products=True):
     """Return ``(X_train, y_train, X_test, y_test, feature_names)`` for the main job.
 
@@ -101,6 +110,7 @@ def _int_at_least(low):
         if value < low:
             raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text}")
         return value
+    parse.__name__ = "int"  # argparse's message: "invalid int value: 'five'"
     return parse
 
 
@@ -111,6 +121,7 @@ def _finite_float(positive):
             bound = "> 0" if positive else ">= 0"
             raise argparse.ArgumentTypeError(f"must be a finite number {bound}, got {text}")
         return value
+    parse.__name__ = "float"  # argparse's message: "invalid float value: 'abc'"
     return parse
 
 
@@ -272,6 +283,15 @@ def _load(parser, args, n_rounds):
 
 def main(argv=None):
     """Entry point of ``python -m mcsparse`` and the ``mcsparse`` script."""
+    try:
+        return _run(argv)
+    except BrokenPipeError:  # e.g. ``mcsparse | head``: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(argv):
+    """The main job; see :func:`main`."""
     parser = build_parser()
     args = parser.parse_args(argv)
     description, default_rounds, default_intercept = DATASETS[args.dataset]
@@ -290,8 +310,9 @@ def main(argv=None):
     X, y, X_test, y_test, names = _load(parser, args, n_rounds)
     classes = np.unique(y)
     n_classes = len(classes)
-    family = "" if args.features == "raw" else f", {args.features}: {FAMILIES[args.features]}"
-    print(f"mcsparse: ShareBoost on {args.dataset} ({description}{family})")
+    if args.features != "raw":
+        description = f"{ORIGINAL[args.dataset]}; {args.features}: {FAMILIES[args.features]}"
+    print(f"mcsparse: ShareBoost on {args.dataset} ({description})")
     print(f"  train {X.shape[0]} x {X.shape[1]}, test {X_test.shape[0]}, "
           f"{n_classes} classes, loaded in {time.perf_counter() - t0:.1f} s")
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "

@@ -68,6 +68,7 @@ def test_feature_families_and_plot(family, extra, name, tmp_path, capsys):
     assert main(["--n-features", "3", "--max-train", "1000", "--features", family,
                  "--plot", str(plot), *extra]) == 0
     out = capsys.readouterr().out
+    assert "pairwise products" not in out.splitlines()[0]  # the original features
     rows = [line for line in out.splitlines() if re.match(r"\s+[123]\s+\d+\s", line)]
     assert len(rows) == 3 and all(re.search(name, row) for row in rows), out
     final = float(re.search(r"final test error ([\d.]+)%", out).group(1))
@@ -119,6 +120,8 @@ def test_convergence_warnings_become_notes_after_the_table(capsys):
     (["--tol", "0"], "finite number > 0"),
     (["--tol", "inf"], "finite number > 0"),
     (["--max-iter", "0"], "must be an integer >= 1"),
+    (["--alpha", "abc"], "invalid float value: 'abc'"),
+    (["--n-features", "five"], "invalid int value: 'five'"),
     (["--output", "/nonexistent/x.json"], "does not exist"),
 ])
 def test_bad_options_are_usage_errors(args, match, capsys):

@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 import reference
 from mcsparse import MixedNormClassifier, OneVsRestGreedyClassifier, ShareBoostClassifier
 from mcsparse.datasets import load_pendigits
-from mcsparse.features import CandidateFeatures, PairwiseProducts
+from mcsparse.features import AnchorPoints, CandidateFeatures, PairwiseProducts
 from mcsparse.loss import Frobenius
 from mcsparse.solvers._objective import LinearObjective
 
@@ -467,3 +467,20 @@ def test_validation_fraction_errors_name_the_parameter(fraction):
     with pytest.raises(ValueError, match="validation_fraction"):
         ShareBoostClassifier(n_features_to_select=2,
                              validation_fraction=fraction).fit(X, y)
+
+
+def test_rounds_that_leave_the_new_feature_at_zero_are_reported():
+    """Two anchors: after a few pieces every score is ~1e-8, the refits do nothing."""
+    X, y = load_pendigits(return_X_y=True)
+    clf = ShareBoostClassifier(n_features_to_select=8,
+                               features=AnchorPoints(n_anchors=2, random_state=0))
+    with pytest.warns(ConvergenceWarning, match=r"rounds \(the first: round \d+\) selected "
+                      "a feature whose gradient was already below the refit tolerance"):
+        clf.fit(X[:2000] / 100, y[:2000])
+    idle = np.flatnonzero(clf.refit_n_iter_ == 0)
+    assert idle.size > 0
+    # those rounds leave the loss where it was
+    np.testing.assert_array_equal(clf.train_loss_[idle], clf.train_loss_[idle - 1])
+    with warnings.catch_warnings():  # a path whose rounds all refit stays quiet about it
+        warnings.simplefilter("error", ConvergenceWarning)
+        ShareBoostClassifier(n_features_to_select=3, alpha=1e-3).fit(*_noisy_problem(60, 5, 3))

@@ -375,12 +375,12 @@ class AnchorPoints(CandidateFeatures):
     ----------
     n_anchors_ : int
         Distinct anchor points found, at most ``n_anchors``.
-    anchors_ : ndarray of shape (n_anchors_, n_features)
+    anchors_ : ndarray of shape (``n_anchors_``, n_features)
         The anchor points.
-    radii_ : ndarray of shape (n_anchors_, n_radii)
+    radii_ : ndarray of shape (``n_anchors_``, n_radii)
         ``radii_[a, b]``: radius of candidate ``a * n_radii + b``,
         non-decreasing in ``b``; ``-inf`` for an empty ball (see Notes).
-    ball_sizes_ : ndarray of shape (n_anchors_, n_radii), dtype intp
+    ball_sizes_ : ndarray of shape (``n_anchors_``, n_radii), dtype intp
         Training samples inside each ball.
     n_candidates_ : int
         ``n_anchors_ * n_radii``.

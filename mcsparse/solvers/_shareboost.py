@@ -228,6 +228,7 @@ class _PathState:
         self.fit_intercept, self.sample_weight = fit_intercept, self.objective.sample_weight
         self.tol, self.max_iter = tol, max_iter
         self.stops = dict.fromkeys(_STATUSES, 0)
+        self.idle_rounds = []
         self.selected, self.column_ptr = [], [0]
         self.coefs, self.intercepts, self.losses, self.scores, self.n_iters = [], [], [], [], []
         self.params = np.zeros(self.objective.n_intercept)
@@ -371,6 +372,8 @@ class _PathState:
         self.params, self.loss, self.grad = refit.params, refit.value, refit.grad
         nit = refit.n_iter
         self.stops[refit.status] += 1
+        if nit == 0 and refit.status == "ok":  # the new coefficients stay 0
+            self.idle_rounds.append(len(self.selected) + 1)
         self.selected.append(j)
         self.column_ptr.append(self.columns.n_columns)
         p = self.p
@@ -516,6 +519,20 @@ def _warn_stops(stops, tol, max_iter):
             "rescale X, e.g. to [-1, 1] as the paper assumes), or, with alpha=0, the "
             "selected features separate the classes and the loss has no minimiser "
             "(consider alpha > 0).",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+
+
+def _warn_idle_rounds(idle, tol):
+    """Say when rounds added features that the refit left at zero."""
+    if idle:
+        warnings.warn(
+            f"{len(idle)} rounds (the first: round {idle[0]}) selected a feature whose "
+            f"gradient was already below the refit tolerance (tol={tol}, relative to "
+            "the objective), so its coefficients stayed 0 and the training loss did "
+            "not change: the path has converged at this tolerance (the selection "
+            "scores say how far). Use a smaller tol, or fewer rounds.",
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -701,4 +718,5 @@ def shareboost_path(
                 refit_n_iter=state.n_iters[-1], elapsed=elapsed)):
             break
     _warn_stops(state.stops, tol, max_iter)
+    _warn_idle_rounds(state.idle_rounds, tol)
     return state.path(init_path)
