@@ -242,3 +242,36 @@ def test_an_overflowing_hessian_says_rescale(fit):
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="rescale X"):
             fit(X, y)
+
+
+def test_a_failed_refit_retries_from_the_exact_hessian_only_where_it_is_cheap(monkeypatch):
+    """A failed line search retries once: from the exact Hessian when that costs at
+    most max_iter passes, else from a scaled identity (on pendigits, 17 anchor
+    pieces of separated data, the exact Hessian cost 9 s a retry)."""
+    from mcsparse.solvers import _shareboost as sb
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 8))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(150) > 0).astype(int) + (X[:, 1] > 0)
+    counts = {}
+
+    def counting(name):
+        original = getattr(CarriedCurvature, name)
+
+        def spy(self, *args, **kwargs):
+            counts[name] = counts.get(name, 0) + 1
+            return original(self, *args, **kwargs)
+        return spy
+
+    monkeypatch.setattr(CarriedCurvature, "reset", counting("reset"))
+    monkeypatch.setattr(CarriedCurvature, "restart", counting("restart"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # tol below float64's reach
+        shareboost_path(X, y, n_classes=3, n_rounds=5, tol=1e-15, alpha=1e-3)
+        exact = dict(counts)
+        counts.clear()
+        monkeypatch.setattr(sb._PathState, "pass_work", lambda self, p: 0.0)
+        shareboost_path(X, y, n_classes=3, n_rounds=5, tol=1e-15, alpha=1e-3)
+    assert exact["reset"] > 1  # the start, then retries from the exact Hessian
+    assert counts["reset"] == 1  # the start only: the retries restart instead
+    assert counts["restart"] > exact.get("restart", 0)

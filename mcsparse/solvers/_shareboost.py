@@ -247,6 +247,10 @@ class _PathState:
     def width(self, j):
         return 1 if self.widths is None else int(self.widths[j])
 
+    def pass_work(self, p):
+        """Cost of one fused pass (scores and gradient) over ``p`` columns."""
+        return 2 * self.columns.n_samples * (p + 1) * self.objective.n_scores
+
     def border_work(self, first, p):
         """Cost of the exact bordering of columns ``first .. p``."""
         k = self.objective.n_scores
@@ -339,8 +343,13 @@ class _PathState:
                            curvature=curvature, f=f, g=g)
             if result.status == "failed" and curvature.dense:
                 # the carried curvature may have gone stale: once more from
-                # the exact Hessian at the last point
-                curvature.reset(self.objective, p, self.border_work(0, p))
+                # the exact Hessian at the last point, or from a scaled
+                # identity where the Hessian costs more than max_iter passes
+                # (on separated data the loss is at its float64 floor anyway)
+                if self.border_work(0, p) <= self.max_iter * self.pass_work(p):
+                    curvature.reset(self.objective, p, self.border_work(0, p))
+                else:
+                    curvature.restart(result.grad)
                 again = solve(self.objective, result.params, p, gtol=gtol,
                               max_iter=self.max_iter - result.n_iter, curvature=curvature,
                               f=result.value, g=result.grad)
