@@ -76,12 +76,12 @@ def load_problem(name, data_home=None, products=True):
             products.get_feature_names_out())
 
 
-def _write_atomic(path, write):
+def _write_atomic(path, write, binary=False):
     """Write through a temporary file in the same folder, then rename."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", newline="") as f:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="")) as f:
             write(f)
         os.replace(tmp, path)
     except BaseException:
@@ -245,14 +245,9 @@ def draw_plot(rows, start, title, path):
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
-    os.close(fd)
     try:
-        fig.savefig(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        _write_atomic(path, lambda f: fig.savefig(f, format=path.suffix[1:].lower()),
+                      binary=True)
     finally:
         plt.close(fig)
 

@@ -207,8 +207,8 @@ class CandidateFeatures(BaseEstimator):
         """
         check_is_fitted(self)
         ids = self._check_ids(ids, self.n_candidates_)
-        return np.array([self._candidate_name(int(j), _input_names(self, input_features))
-                         for j in ids], dtype=object)
+        names = _input_names(self, input_features)
+        return np.array([self._candidate_name(int(j), names) for j in ids], dtype=object)
 
     def _candidate_name(self, j, input_names):
         return f"candidate {j}"

@@ -309,8 +309,7 @@ class _PathState:
         block = self.block(j)
         for i in self._signatures.get(self._signature(j), ()):
             if np.array_equal(self.block(i), block):
-                self.block(j)  # keep j's block at hand for put
-                return i
+                return i  # j is excluded: its block is not needed again
         return None
 
     def register(self, j):
@@ -429,9 +428,6 @@ def _select_and_refit(state, selection):
         duplicates.append(j)
     if result is None:  # the objective was last evaluated at the current model
         result = state.add(j, state.p)
-    elif selection == "full":
-        state.put(j, state.p)  # the store holds the last candidate tried
-        state.objective.value_grad(result[0].params, state.columns.n_columns)
     return j, score, result
 
 
@@ -447,7 +443,9 @@ def _choose(state, selection, excluded):
         j, score, result = select_full(features, excluded, try_candidate)
         if result is None:  # a tie broken towards a lower id than the best seen
             state.objective.value_grad(state.params, p)
-            result = state.add(j, p, state.curvature.copy())
+            return j, score, state.add(j, p, state.curvature.copy())
+        state.put(j, p)  # the store holds the last candidate tried
+        state.objective.value_grad(result[0].params, state.columns.n_columns)
         return j, score, result
     if selection == "gradient_l1":
         j, score = features.best_candidate(state.objective.residual, excluded)
