@@ -125,20 +125,25 @@ def _finite_float(positive):
     return parse
 
 
-def _check_output(parser, output):
-    """Refuse an --output that cannot be written, before any fitting."""
-    if output is None:
-        return
-    path = Path(output)
-    if path.suffix.lower() not in (".csv", ".json"):
-        parser.error(f"--output must end in .csv or .json, got {output!r}")
+def _check_target(parser, option, target, suffixes):
+    """Refuse an output file (``--output``, ``--plot``) that cannot be written, before fitting."""
+    path = Path(target)
+    if path.suffix.lower() not in suffixes:
+        parser.error(f"{option} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]}, "
+                     f"got {target!r}")
     if path.is_dir():
-        parser.error(f"--output {output!r} is a directory")
+        parser.error(f"{option} {target!r} is a directory")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        parser.error(f"--output: the folder {str(parent)!r} does not exist")
+        parser.error(f"{option}: the folder {str(parent)!r} does not exist")
     if not os.access(parent, os.W_OK):
-        parser.error(f"--output: the folder {str(parent)!r} is not writable")
+        parser.error(f"{option}: the folder {str(parent)!r} is not writable")
+
+
+def _check_output(parser, output):
+    """Refuse an --output that cannot be written, before any fitting."""
+    if output is not None:
+        _check_target(parser, "--output", output, (".csv", ".json"))
 
 
 HEADER = (f"{'round':>5}  {'feature':>7}  {'name':<24} {'train loss':>11}  "
@@ -204,11 +209,7 @@ def _check_plot(parser, plot):
     """Refuse a --plot that cannot be drawn or written, before any fitting."""
     if plot is None:
         return
-    if Path(plot).suffix.lower() not in (".png", ".pdf", ".svg"):
-        parser.error(f"--plot must end in .png, .pdf or .svg, got {plot!r}")
-    parent = Path(plot).parent
-    if not parent.is_dir():
-        parser.error(f"--plot: the folder {str(parent)!r} does not exist")
+    _check_target(parser, "--plot", plot, (".png", ".pdf", ".svg"))
     try:
         import matplotlib  # noqa: F401
     except ImportError:
