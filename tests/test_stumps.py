@@ -5,7 +5,7 @@ import pytest
 
 from mcsparse import ShareBoostClassifier
 from mcsparse.features import DecisionStumps, RawFeatures
-from mcsparse.features._stumps import rank_stumps, scan_stumps_numpy
+from mcsparse.features._stumps import rank_stumps, scan_stumps_numpy, stump_thresholds
 from mcsparse.features._stumps_fast import scan_stumps
 
 NO_IDS = np.array([], dtype=np.intp)
@@ -207,3 +207,58 @@ def test_raw_family_matches_default_path():
     b = ShareBoostClassifier(n_features_to_select=4, features=RawFeatures()).fit(X, y)
     np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
     np.testing.assert_allclose(a.coef_, b.coef_)
+
+
+# ---------------------------------------------------------------- max_bins
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_bins_above_the_distinct_values_changes_nothing(dtype):
+    X, R = _problem(300, 5, 4, dtype, n_values=12)
+    exact = DecisionStumps().fit(X)
+    binned = DecisionStumps(max_bins=12).fit(X)
+    assert binned.n_candidates_ == exact.n_candidates_
+    assert binned.best_candidate(R, NO_IDS) == exact.best_candidate(R, NO_IDS)
+    ids = np.arange(exact.n_candidates_)
+    np.testing.assert_array_equal(binned.training_columns(ids), exact.training_columns(ids))
+
+
+def test_stump_thresholds_are_quantile_cuts():
+    rng = np.random.default_rng(3)
+    values = np.unique(rng.standard_normal(500))
+    counts = rng.integers(1, 20, values.size)
+    for max_bins in (2, 7, 64, 499, 500, 1000):
+        theta = stump_thresholds(values, counts, max_bins)
+        assert theta.size <= max_bins - 1 and np.all(np.diff(theta) > 0)
+        cumulative = np.cumsum(counts)
+        # brute force: the first value whose cumulative count reaches q n / max_bins
+        cuts = sorted({min(int(np.flatnonzero(cumulative >= q * cumulative[-1] / max_bins)[0]),
+                           values.size - 2) for q in range(1, max_bins)})
+        if values.size <= max_bins:
+            cuts = list(range(values.size - 1))
+        np.testing.assert_array_equal(theta, (values[cuts] + values[np.add(cuts, 1)]) / 2)
+    assert stump_thresholds(np.array([1.0]), np.array([5]), 4).size == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("max_bins", [2, 5, 33])
+def test_chunk_products_add_up_to_the_stumps_gradient(dtype, max_bins):
+    """The row-chunk twin used on dask arrays against the materialised stumps."""
+    X, R = _problem(401, 6, 3, dtype)
+    X[:, 2] = 1.0  # a constant feature has no stump
+    stumps = DecisionStumps(max_bins=max_bins).fit(X)
+    ids = np.arange(stumps.n_candidates_)
+    brute = stumps.training_columns(ids).T @ R
+    parts = sum(stumps._chunk_products(X[a:a + 90], R[a:a + 90]) for a in range(0, 401, 90))
+    np.testing.assert_allclose(parts, brute, rtol=1e-10, atol=1e-10)
+    excluded = np.array([0, 3], dtype=np.intp)
+    assert stumps._pick(parts, excluded) == pytest.approx(stumps.best_candidate(R, excluded))
+    assert (stumps.n_candidates_ - 6 * (max_bins - 1)) <= 0
+
+
+def test_binned_thresholds_and_bad_max_bins():
+    X = np.arange(100, dtype=float)[:, None]
+    stumps = DecisionStumps(max_bins=4).fit(X)
+    np.testing.assert_array_equal(stumps.end_scan(np.arange(3)).thresholds_, [24.5, 49.5, 74.5])
+    for bad, error in ((1, ValueError), (0, ValueError), (2.5, TypeError), ("8", TypeError)):
+        with pytest.raises(error, match="max_bins"):
+            DecisionStumps(max_bins=bad).fit(X)

@@ -12,6 +12,7 @@ from scipy.special import log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ..utils._dask import is_dask_array
 from ..utils.validation import check_sample_weight, shown
 
 
@@ -25,6 +26,11 @@ def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
     """
     X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse,
                          dtype=(np.float64, np.float32), y_numeric=False)
+    return (X, *check_training_targets(estimator, y))
+
+
+def check_training_targets(estimator, y):
+    """The labels part of :func:`check_training_data`: ``(y_idx, classes)``."""
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
@@ -32,7 +38,7 @@ def check_training_data(estimator, X, y, *, accept_sparse=("csr", "csc")):
             f"{type(estimator).__name__} needs samples of at least 2 classes in "
             f"y; got only one class: {shown(classes[0])}"
         )
-    return X, np.ascontiguousarray(y_idx.ravel(), dtype=np.intp), classes
+    return np.ascontiguousarray(y_idx.ravel(), dtype=np.intp), classes
 
 
 def check_training_weights(estimator, sample_weight, y_idx, classes):
@@ -53,6 +59,25 @@ def check_training_weights(estimator, sample_weight, y_idx, classes):
                 f"{shown(classes[weighted])}"
             )
     return sample_weight
+
+
+def _labels(classes, scores):
+    """``classes[argmax(scores, axis=1)]``, chunk by chunk for a dask array."""
+    if is_dask_array(scores):
+        return scores.map_blocks(_block_labels, classes, drop_axis=1, dtype=classes.dtype)
+    return classes[np.argmax(scores, axis=1)]
+
+
+def _block_labels(scores, classes):
+    return classes[np.argmax(scores, axis=1)]
+
+
+def _softmax(scores, log=False):
+    """Row-wise (log-)soft-max, chunk by chunk for a dask array."""
+    fn = log_softmax if log else softmax
+    if is_dask_array(scores):
+        return scores.map_blocks(fn, axis=1, dtype=np.float64)
+    return fn(scores, axis=1)
 
 
 def _to_decision(scores):
@@ -92,7 +117,7 @@ class ScoresMixin:
             Predicted class labels (ties go to the first class).
         """
         scores = self._scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
+        return _labels(self.classes_, scores)
 
 
 class ProbaMixin:
@@ -111,7 +136,7 @@ class ProbaMixin:
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to one; columns follow ``classes_``.
         """
-        return softmax(self._scores(X), axis=1)
+        return _softmax(self._scores(X))
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
@@ -126,7 +151,7 @@ class ProbaMixin:
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probabilities; columns follow ``classes_``.
         """
-        return log_softmax(self._scores(X), axis=1)
+        return _softmax(self._scores(X), log=True)
 
 
 class StagedMixin:
@@ -162,4 +187,4 @@ class StagedMixin:
             One item per round ``t = 1 .. n_iter_``.
         """
         for scores in self._staged_scores(X):
-            yield self.classes_[np.argmax(scores, axis=1)]
+            yield _labels(self.classes_, scores)

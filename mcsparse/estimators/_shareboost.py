@@ -3,7 +3,6 @@
 import numbers
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
@@ -11,13 +10,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
 from ..features._base import fit_features
+from ..features._dask import DaskCandidates
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
 from ..utils.validation import check_bool, check_int, check_real, check_verbose, shown
-from ._base import (ProbaMixin, ScoresMixin, StagedMixin, check_training_data,
-                    check_training_weights)
+from ..utils._dask import check_dask_matrix, check_dask_vector, is_dask_array
+from ._base import (ProbaMixin, ScoresMixin, StagedMixin, _softmax, check_training_data,
+                    check_training_targets, check_training_weights)
 from ._features import resolve_features
 
 
@@ -94,6 +95,18 @@ def _candidate_names(family, ids, input_features):
     return np.array([f"candidate {j}" for j in ids], dtype=object)
 
 
+def _chunk_candidates(X, family, ids, block_info=None):
+    """Candidates ``ids`` on one chunk of a dask array; errors name the chunk."""
+    try:
+        return family.transform_candidates(X, ids)
+    except ValueError as exc:
+        where = block_info[0]["array-location"][0] if block_info else None
+        if where is None:
+            raise
+        raise ValueError(f"X chunk {block_info[0]['chunk-location'][0]} (rows {where[0]} "
+                         f"to {where[1] - 1}): {exc}") from None
+
+
 class _BaseGreedy(ClassifierMixin, BaseEstimator):
     """Parameter checks and data handling shared by the greedy classifiers."""
 
@@ -164,8 +177,17 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         return X, y_idx, sample_weight
 
     def _candidate_columns(self, X, ids):
-        """Validate new data and compute the candidates ``ids`` on it (float64)."""
+        """Validate new data and compute the candidates ``ids`` on it (float64).
+
+        A dask array gives a dask array, computed chunk by chunk.
+        """
         check_is_fitted(self)
+        if is_dask_array(X):
+            X = check_dask_matrix(X, "X", self.n_features_in_)
+            widths = getattr(self.features_, "candidate_widths_", None)
+            width = len(ids) if widths is None else int(np.sum(widths[ids]))
+            return X.map_blocks(_chunk_candidates, self.features_, ids, dtype=np.float64,
+                                chunks=(X.chunks[0], (width,)))
         X = validate_data(
             self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
             reset=False,
@@ -483,15 +505,21 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; float32 is kept, other dtypes become float64;
-            sparse input must be CSR or CSC.
+            sparse input must be CSR or CSC. A ``dask.array.Array`` chunked
+            by rows is fitted on the current ``distributed.Client``: the
+            candidate scan runs on the workers, the refit here, and the
+            fitted attributes are the NumPy arrays an in-memory fit gives
+            (raw features, or ``DecisionStumps(max_bins=...)``; user guide,
+            "Scale-out on Dask").
         y : array-like of shape (n_samples,)
-            Class labels of any type, at least two distinct classes.
+            Class labels of any type, at least two distinct classes; with a
+            dask ``X``, a NumPy array or a dask array chunked like its rows.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; the loss is their weighted mean. Samples
             of weight zero are dropped (they would still define candidates,
-            such as stump thresholds).
+            such as stump thresholds); with a dask ``X`` they are kept.
 
         Returns
         -------
@@ -509,8 +537,21 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             ``warm_start=True``, if the data's shape or classes differ from
             the fitted ones, if the refitted candidate family gives other
             columns for the selected candidates, or if
-            ``n_features_to_select`` is below ``n_iter_``.
+            ``n_features_to_select`` is below ``n_iter_``. With a dask
+            ``X``: if it is split along its columns, has unknown chunk sizes
+            or a chunk with NaN or infinity (named), if ``y`` is chunked
+            unlike its rows, if no client is running, or if
+            ``warm_start``, ``validation_fraction`` or a ``selection`` other
+            than "gradient_l1" is asked.
+        TypeError
+            With a dask ``X``, if the candidate family does not run on
+            chunks (anchor points, templates) or ``X`` is not real.
+        RuntimeError
+            With a dask ``X``, if a chunk cannot be computed any more (its
+            workers kept dying); the error names the chunk.
         """
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         warm = bool(self.warm_start) and hasattr(self, "_path")
         previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
                     self._validation_mask) if warm else None
@@ -538,6 +579,39 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             beta=float(self.beta), init_path=self._path if warm else None,
         )
         return self._set_path(path, monitor, X.shape[1])
+
+    def _fit_dask(self, X, y, sample_weight):
+        """``fit`` on a dask array: the candidate scan on the workers, the refit here."""
+        self._check_params()
+        for name, value, default in (("warm_start", self.warm_start, False),
+                                     ("validation_fraction", self.validation_fraction, None),
+                                     ("selection", self.selection, "gradient_l1")):
+            if value != default:
+                raise ValueError(f"{name}={value!r} is not supported on a dask array; "
+                                 f"use {name}={default!r}, or NumPy input")
+        X = check_dask_matrix(X, "X")
+        y_idx, classes = check_training_targets(self, check_dask_vector(y, "y", X.chunks[0]))
+        if sample_weight is not None:
+            sample_weight = check_dask_vector(sample_weight, "sample_weight", X.chunks[0])
+        sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.__dict__.pop("feature_names_in_", None)
+        self._n_samples_fit, self._validation_mask = X.shape[0], None
+        scan = DaskCandidates(resolve_features(self.features, self.random_state)).fit(X)
+        try:
+            n_rounds = self._resolve_n_features_to_select(X.shape[1], scan)
+            path = shareboost_path(
+                None, y_idx, n_classes=classes.shape[0], n_rounds=n_rounds, features=scan,
+                alpha=float(self.alpha), fit_intercept=bool(self.fit_intercept),
+                sample_weight=sample_weight, tol=float(self.tol),
+                max_iter=int(self.max_iter), callback=self.callback,
+                verbose=int(self.verbose), penalty=self.penalty, beta=float(self.beta),
+            )
+        finally:
+            scan.release()
+        self.features_ = scan.family_
+        return self._set_path(path, None, X.shape[1])
 
     def _new_mask(self, X, y_idx):
         """The held-out mask of a fit from scratch (None without validation_fraction)."""
@@ -662,4 +736,4 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             One item per round ``t = 1 .. n_iter_``.
         """
         for scores in self._staged_scores(X):
-            yield softmax(scores, axis=1)
+            yield _softmax(scores)

@@ -427,16 +427,26 @@ class RawFeatures(CandidateFeatures):
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32))
         self._X_fit = X.tocsc() if sp.issparse(X) else X
+        return self._set_groups(X.shape[1])
+
+    def _fit_chunks(self, chunks):
+        """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`): nothing to read."""
+        self.n_features_in_ = chunks.n_features
+        self._X_fit = None  # the chunks stay on the workers
+        return self._set_groups(chunks.n_features)
+
+    def _set_groups(self, n_features):
+        """Set ``n_candidates_`` and the group tables from ``groups``."""
         for name in ("group_labels_", "candidate_widths_"):
             self.__dict__.pop(name, None)
         self._group_of = None
         if self.groups is None:
-            self.n_candidates_ = X.shape[1]
+            self.n_candidates_ = n_features
             return self
         labels = np.asarray(self.groups)
-        if labels.shape != (X.shape[1],):
+        if labels.shape != (n_features,):
             raise ValueError(
-                f"groups must have shape (n_features,) = ({X.shape[1]},), "
+                f"groups must have shape (n_features,) = ({n_features},), "
                 f"got {labels.shape}"
             )
         labels = _check_group_labels(self.groups, labels)
@@ -503,17 +513,34 @@ class RawFeatures(CandidateFeatures):
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
         X = self._X_fit
-        R = residual = self._check_residual(residual, X.shape[0])
+        residual = self._check_residual(residual, X.shape[0])
+        return self._pick(self._chunk_products(X, residual), excluded)
+
+    def _chunk_products(self, X, residual):
+        """``X^T R`` of shape (n_features, n_classes): the gradient columns, unnormalised.
+
+        A sum over rows: on a dask array, each row chunk gives its part.
+        """
+        R = residual
         if X.dtype == np.float32:
             R = residual.astype(np.float32)
             R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
+        with np.errstate(over="ignore", invalid="ignore"):  # checked in _pick
+            return np.asarray(X.T @ R)
+
+    def _pick(self, products, excluded):
+        """``(id, score)`` of the best candidate from the summed ``X^T R``."""
         with np.errstate(over="ignore", invalid="ignore"):  # checked below
-            scores = np.abs(X.T @ R).sum(axis=1, dtype=np.float64)
+            scores = np.abs(products).sum(axis=1, dtype=np.float64)
         scores = np.asarray(scores).ravel()
         if self._group_of is not None:
             scores = np.bincount(self._group_of, weights=scores,
                                  minlength=self.n_candidates_)
         return _best_remaining(_check_finite_scores(scores, "X or residual"), excluded)
+
+    def _chunk_columns(self, X, ids):
+        """Candidates ``ids`` on a row chunk of the training data."""
+        return _dense_columns(X, self.group_columns(ids))
 
     def _candidate_name(self, j, input_names):
         if getattr(self, "group_labels_", None) is not None:

@@ -4,6 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils.validation import check_int
 from ._base import CandidateFeatures
 from ._stumps_fast import TIE_RTOL, scan_stumps
 
@@ -60,6 +61,77 @@ def rank_stumps(X):
     return ranks, values, offsets
 
 
+def stump_thresholds(values, counts, max_bins=None):
+    """Thresholds of one feature's stumps from its distinct values and their counts.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_values,), float
+        The feature's distinct values, increasing.
+    counts : ndarray of shape (n_values,), int
+        How many samples hold each value.
+    max_bins : int, default=None
+        None: a threshold halfway between every two consecutive values. An
+        int: at most ``max_bins - 1`` thresholds, halfway between the
+        consecutive values where the cumulative count first reaches
+        ``q * n_samples / max_bins`` (``q = 1 .. max_bins - 1``): quantile
+        bin edges, as LightGBM and XGBoost bin features. A feature with at
+        most ``max_bins`` distinct values keeps all its thresholds.
+
+    Returns
+    -------
+    thresholds : ndarray of shape (n_thresholds,), float64
+        Increasing; ``a <= theta < b`` for the two values ``a < b`` around
+        each threshold (halfway, or ``a`` when adjacent floats round up).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    cuts = np.arange(values.size - 1)
+    if max_bins is not None and values.size > max_bins:
+        cumulative = np.cumsum(counts)
+        targets = np.arange(1, max_bins) * (cumulative[-1] / max_bins)
+        cuts = np.unique(np.minimum(np.searchsorted(cumulative, targets), values.size - 2))
+    a, b = values[cuts], values[cuts + 1]
+    theta = 0.5 * a + 0.5 * b  # no overflow for values near the float max
+    return np.where((a <= theta) & (theta < b), theta, a)
+
+
+def bin_stumps(X, max_bins):
+    """Rank every feature's values against its ``max_bins`` quantile thresholds.
+
+    The data :class:`DecisionStumps` scans with ``max_bins`` set (the binned
+    twin of :func:`rank_stumps`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32 or float64
+        Training data (dense).
+    max_bins : int
+        Bins per feature (:func:`stump_thresholds`).
+
+    Returns
+    -------
+    ranks : ndarray of shape (n_features, n_samples), int32, C order
+        ``ranks[f, i]``: the number of thresholds of feature ``f`` below
+        ``X[i, f]``, so that stump ``r`` of ``f`` is ``ranks[f] <= r``.
+    thresholds : ndarray of shape (n_candidates,), float64
+        Every feature's thresholds, feature after feature.
+    offsets : ndarray of shape (n_features + 1,), intp
+        Feature ``f`` owns the candidate ids ``offsets[f] .. offsets[f + 1] - 1``.
+    """
+    n_samples, n_features = X.shape
+    if n_samples >= np.iinfo(np.int32).max:
+        raise ValueError(f"too many samples for int32 ranks: {n_samples}")
+    ranks = np.empty((n_features, n_samples), dtype=np.int32)
+    thresholds = []
+    for f in range(n_features):
+        values, counts = np.unique(X[:, f], return_counts=True)
+        thresholds.append(stump_thresholds(values, counts, max_bins))
+        ranks[f] = np.searchsorted(thresholds[-1], X[:, f], side="left")
+    offsets = np.zeros(n_features + 1, dtype=np.intp)
+    np.cumsum([t.size for t in thresholds], out=offsets[1:])
+    return ranks, (np.concatenate(thresholds) if thresholds else np.zeros(0)), offsets
+
+
 def scan_stumps_numpy(ranks, residual, offsets, excluded):
     """Plain-NumPy twin of the Cython ``scan_stumps`` (for tests and benchmarks).
 
@@ -93,6 +165,23 @@ def scan_stumps_numpy(ranks, residual, offsets, excluded):
     return best_score, best_id
 
 
+def _value_counts(X):
+    """Per feature of a row chunk: its distinct values and their counts."""
+    return [np.unique(X[:, f], return_counts=True) for f in range(X.shape[1])]
+
+
+def _merge_value_counts(*parts):
+    """Merge the per-feature ``(values, counts)`` of several chunks."""
+    merged = []
+    for per_feature in zip(*parts):
+        values = np.concatenate([v for v, _ in per_feature])
+        counts = np.concatenate([c for _, c in per_feature])
+        values, inverse = np.unique(values, return_inverse=True)
+        merged.append((values, np.bincount(inverse.ravel(), weights=counts,
+                                           minlength=values.size).astype(np.int64)))
+    return merged
+
+
 class DecisionStumps(CandidateFeatures):
     r"""All decision stumps ``1[v_f <= theta]``: a ShareBoost candidate family.
 
@@ -108,6 +197,17 @@ class DecisionStumps(CandidateFeatures):
 
     Used as ``ShareBoostClassifier(features="stumps")`` or
     ``features=DecisionStumps()``.
+
+    Parameters
+    ----------
+    max_bins : int, default=None
+        None: every threshold between two consecutive distinct values. An
+        int >= 2: at most ``max_bins - 1`` thresholds per feature, at the
+        quantiles of its training values (:func:`stump_thresholds`; global
+        bin edges, as LightGBM and XGBoost use on clusters). The same edges
+        are computed on a dask array, so an in-memory and a distributed fit
+        select the same stumps. Features with at most ``max_bins`` distinct
+        values are not binned.
 
     Attributes
     ----------
@@ -158,6 +258,9 @@ class DecisionStumps(CandidateFeatures):
     array([1.5])
     """
 
+    def __init__(self, max_bins=None):
+        self.max_bins = max_bins
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -188,7 +291,13 @@ class DecisionStumps(CandidateFeatures):
                           dtype=(np.float64, np.float32))
         if sp.issparse(X):
             X = X.toarray()
-        self._ranks, self._values, self._offsets = rank_stumps(X)
+        if self.max_bins is not None:
+            check_int(self.max_bins, "max_bins", low=2)
+        if self.max_bins is None:
+            self._ranks, self._values, self._offsets = rank_stumps(X)
+            self._thresholds = None
+        else:
+            self._ranks, self._thresholds, self._offsets = bin_stumps(X, self.max_bins)
         self._X_fit = X
         self._definitions = {}
         self.n_candidates_ = int(self._offsets[-1])
@@ -196,6 +305,8 @@ class DecisionStumps(CandidateFeatures):
 
     def _threshold(self, f, r):
         """Halfway between the distinct values of ranks r and r + 1 of feature f."""
+        if self._thresholds is not None:  # binned: the thresholds are the edges
+            return float(self._thresholds[self._offsets[f] + r])
         start = self._offsets[f] + f
         a = float(self._values[start + r])
         b = float(self._values[start + r + 1])
@@ -231,6 +342,14 @@ class DecisionStumps(CandidateFeatures):
         excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = np.ascontiguousarray(residual)
         score, ids = scan_stumps(self._ranks, residual, self._offsets, excluded)
+        return self._best_of_features(score, ids)
+
+    def _best_of_features(self, score, ids):
+        """``(id, score)`` of the first best feature's stump (ties within ``TIE_RTOL``).
+
+        ``score`` and ``ids``: each feature's best stump (``-inf``, -1 for
+        none); the chosen stump's definition is kept for its name.
+        """
         f = _first_best(score)
         if f < 0:
             raise ValueError(
@@ -238,14 +357,81 @@ class DecisionStumps(CandidateFeatures):
                 "on the training data or all its stumps are selected"
             )
         stump_id = int(ids[f])
-        self._definitions[stump_id] = (f, self._threshold(f, stump_id - int(self._offsets[f])))
+        self._definition(stump_id)
         return stump_id, float(score[f])
+
+    def _fit_chunks(self, chunks):
+        """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`).
+
+        The distinct values of every feature and their counts are merged
+        over the chunks by a tree reduction; the thresholds are then those
+        :meth:`fit` computes on the same data in memory. Needs ``max_bins``.
+        """
+        if self.max_bins is None:
+            raise ValueError(
+                "DecisionStumps on a dask array needs max_bins (e.g. "
+                "DecisionStumps(max_bins=256)): quantile thresholds are computed from "
+                "merged value counts, as LightGBM and XGBoost do on clusters"
+            )
+        check_int(self.max_bins, "max_bins", low=2)
+        counts = chunks.map_reduce(_value_counts, _merge_value_counts)
+        thresholds = [stump_thresholds(v, c, self.max_bins) for v, c in counts]
+        self.n_features_in_ = chunks.n_features
+        self._offsets = np.zeros(chunks.n_features + 1, dtype=np.intp)
+        np.cumsum([t.size for t in thresholds], out=self._offsets[1:])
+        self._thresholds = np.concatenate(thresholds) if thresholds else np.zeros(0)
+        self._X_fit = self._ranks = self._values = None  # the chunks stay on the workers
+        self._definitions = {}
+        self.n_candidates_ = int(self._offsets[-1])
+        return self
+
+    def _chunk_products(self, X, residual):
+        """Every stump's ``R^T x`` on a row chunk: (n_candidates, n_classes), float64.
+
+        Per feature, the residual rows are added into their bins (one
+        ``bincount``) and the bins' prefix sums taken; a sum over rows, so the
+        chunks' parts add up to the gradient columns of all stumps.
+        """
+        k = residual.shape[1]
+        out = np.empty((self.n_candidates_, k))
+        for f in range(self.n_features_in_):
+            lo, hi = self._offsets[f], self._offsets[f + 1]
+            if hi == lo:
+                continue
+            ranks = np.searchsorted(self._thresholds[lo:hi], X[:, f], side="left")
+            bins = np.bincount((ranks[:, None] * k + np.arange(k)).ravel(),
+                               weights=residual.ravel(), minlength=(hi - lo + 1) * k)
+            np.cumsum(bins.reshape(hi - lo + 1, k)[:-1], axis=0, out=out[lo:hi])
+        return out
+
+    def _pick(self, products, excluded):
+        """The stump ``best_candidate`` returns, from the summed products.
+
+        The same rule as the Cython scan: per feature the first best
+        non-excluded threshold, then the first best feature (ties within the
+        relative ``TIE_RTOL``).
+        """
+        scores = np.abs(products).sum(axis=1)
+        scores[excluded] = -np.inf
+        best_id = np.full(self.n_features_in_, -1, dtype=np.intp)
+        best_score = np.full(self.n_features_in_, -np.inf)
+        for f in range(self.n_features_in_):
+            lo, hi = self._offsets[f], self._offsets[f + 1]
+            b = _first_best(scores[lo:hi])
+            if b >= 0:
+                best_id[f], best_score[f] = lo + b, scores[lo + b]
+        return self._best_of_features(best_score, best_id)
+
+    def _chunk_columns(self, X, ids):
+        """Stumps ``ids`` on a row chunk of the training data."""
+        return self._columns(X, ids)
 
     def _definition(self, stump_id):
         try:
             return self._definitions[stump_id]
         except KeyError:
-            if getattr(self, "_X_fit", None) is None:
+            if getattr(self, "_X_fit", None) is None and getattr(
+                    self, "_thresholds", None) is None:
                 raise ValueError(
                     f"stump {stump_id} was not kept by end_scan"
                 ) from None
@@ -306,7 +492,7 @@ class DecisionStumps(CandidateFeatures):
         self.thresholds_ = np.array([t for _, t in definitions], dtype=np.float64)
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)
         self.support_[self.stump_features_] = True
-        self._X_fit = self._ranks = self._values = None
+        self._X_fit = self._ranks = self._values = self._thresholds = None
         return self
 
     def transform_candidates(self, X, ids):

@@ -21,7 +21,7 @@ from ..loss import MulticlassLogisticLoss, make_penalty
 from ..loss._multiclass_logistic import _LogisticLoss
 from ..loss._penalties import SMOOTH_PENALTIES
 from ..utils.validation import (check_bool, check_int, check_real, check_solver_data,
-                                check_verbose)
+                                check_solver_targets, check_verbose)
 from ._design import SelectedColumns
 from ._objective import LinearObjective
 from ._refit import CarriedCurvature, solve
@@ -373,6 +373,12 @@ class _PathState:
             curvature.extend(self.objective, start, p_new, self.border_work(start, p_new))
         return self.refit(params, p_new, curvature, self.loss, grad), curvature
 
+    def model(self):
+        """``(W, b)`` of the current model on the selected columns as they are (not centred)."""
+        p = self.p
+        W, b = self.objective.unpack(self.params, p)
+        return W, b - W @ self.columns.shift[:p]
+
     def accept(self, j, score, result):
         """Make ``result`` (of :meth:`add`) the new state; record round ``j``."""
         refit, self.curvature = result
@@ -384,10 +390,9 @@ class _PathState:
             self.idle_rounds.append(len(self.selected) + 1)
         self.selected.append(j)
         self.column_ptr.append(self.columns.n_columns)
-        p = self.p
-        W, b = self.objective.unpack(self.params, p)
+        W, b = self.model()
         self.coefs.append(_read_only(W.copy()))
-        self.intercepts.append(_read_only(b - W @ self.columns.shift[:p]))
+        self.intercepts.append(_read_only(b))
         self.losses.append(self.loss)
         self.scores.append(score)
         self.n_iters.append(nit)
@@ -448,7 +453,12 @@ def _choose(state, selection, excluded):
         state.objective.value_grad(result[0].params, state.columns.n_columns)
         return j, score, result
     if selection == "gradient_l1":
-        j, score = features.best_candidate(state.objective.residual, excluded)
+        if hasattr(features, "best_candidate_for_model"):  # the residual is made remotely
+            W, b = state.model()
+            j, score = features.best_candidate_for_model(state.objective, state.selected,
+                                                         W, b, excluded)
+        else:
+            j, score = features.best_candidate(state.objective.residual, excluded)
         j, score = _checked_candidate(features, j, score, set(excluded.tolist()))
         return j, score / state.objective.total, None
     # the objective was last evaluated at the current W
@@ -583,9 +593,11 @@ def shareboost_path(
 
     Parameters
     ----------
-    X : ndarray or CSC matrix of shape (n_samples, n_features)
+    X : ndarray or CSC matrix of shape (n_samples, n_features), or None
         Finite training data, float32 or float64 (checked). Only used to
-        fit the default ``features``.
+        fit the default ``features``: None when ``features`` is given (a
+        family fitted on data this function does not see, such as
+        :class:`~mcsparse.features._dask.DaskCandidates`).
     y : ndarray of shape (n_samples,), dtype intp
         Class indices in ``[0, n_classes)``.
     n_classes : int
@@ -682,8 +694,13 @@ def shareboost_path(
     _check_path_arguments(selection, penalty, beta, loss, margin)
     _check_path_numbers(n_rounds, alpha, beta, tol, max_iter, fit_intercept, verbose,
                         callback)
-    X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
-                                            accept_sparse="csc")
+    if X is None:
+        if features is None:
+            raise ValueError("shareboost_path needs X, or features already fitted")
+        y, sample_weight = check_solver_targets(y, np.shape(y)[:1], n_classes, sample_weight)
+    else:
+        X, y, sample_weight = check_solver_data(X, y, n_classes, sample_weight,
+                                                accept_sparse="csc")
     features = RawFeatures().fit(X) if features is None else features
     n_candidates = getattr(features, "n_candidates_", None)
     if n_candidates is not None and n_rounds > n_candidates:
@@ -693,7 +710,7 @@ def shareboost_path(
     t0 = 0 if init_path is None else len(init_path.selected_features)
     if t0 > n_rounds:
         raise ValueError(f"init_path has {t0} rounds, more than n_rounds={n_rounds}")
-    _check_rule_fits(selection, features, X.shape[0], n_classes, n_rounds - t0)
+    _check_rule_fits(selection, features, y.shape[0], n_classes, n_rounds - t0)
     loss = MulticlassLogisticLoss(margin) if loss is None else loss
     state = _PathState(features, y, n_classes=n_classes, n_rounds=n_rounds, loss=loss,
                        penalty=make_penalty(penalty, alpha, beta),

@@ -230,19 +230,33 @@ def check_solver_data(X, y, n_classes, sample_weight=None, *, accept_sparse=Fals
     check_int(n_classes, "n_classes", low=2)
     X = check_array(X, accept_sparse=accept_sparse, dtype=[np.float64, np.float32],
                     input_name="X")
+    y, sample_weight = check_solver_targets(y, X.shape[:1], n_classes, sample_weight)
+    return X, y, sample_weight
+
+
+def check_solver_targets(y, n_samples, n_classes, sample_weight=None):
+    """The ``y`` and ``sample_weight`` part of :func:`check_solver_data`.
+
+    ``n_samples`` is a tuple: ``(n,)``, the rows of ``X`` (``y``'s own
+    shape when there is no ``X`` to compare with). Returns ``(y,
+    sample_weight)`` as that function does.
+    """
+    check_int(n_classes, "n_classes", low=2)
     y = np.asarray(y)
     if y.dtype == bool or y.dtype.kind not in "iu":
         raise TypeError(
             f"y must hold integer class indices in [0, n_classes), got dtype {y.dtype}"
         )
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have shape ({X.shape[0]},) like X's rows, got {y.shape}")
+    if not n_samples or y.shape != tuple(n_samples):
+        raise ValueError(f"y must have shape {tuple(n_samples)} like X's rows, got {y.shape}")
+    if y.size == 0:
+        raise ValueError("y is empty: no training samples")
     if y.min() < 0 or y.max() >= n_classes:
         raise ValueError(
             f"y must hold class indices in [0, {n_classes}), got values from "
             f"{y.min()} to {y.max()}"
         )
     if sample_weight is not None:
-        check_sample_weight(sample_weight, X.shape[0])
+        check_sample_weight(sample_weight, y.shape[0])
         sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
-    return X, np.ascontiguousarray(y, dtype=np.intp), sample_weight
+    return np.ascontiguousarray(y, dtype=np.intp), sample_weight

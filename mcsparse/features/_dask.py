@@ -1,0 +1,433 @@
+"""ShareBoost's candidate scan on a dask array chunked by rows, on a distributed cluster.
+
+Both steps of a ShareBoost round are sums over rows: the gradient columns
+``G = X^T R`` of all candidates (the selection) and the selected columns'
+values (the refit). :class:`DaskCandidates` runs a candidate family's
+row-chunk methods on the workers, next to the chunks, and adds the chunks'
+parts by a tree reduction; the residual rows are computed there too, from
+the model. The refit then runs on the client, on the gathered selected
+columns, exactly as in memory. User guide: ``doc/user_guide/scaleout.rst``.
+
+A family runs on chunks when it implements, besides the protocol of
+:class:`~mcsparse.features.CandidateFeatures`:
+
+``_fit_chunks(chunks)``
+    Fit from the :class:`RowChunks` (global statistics by
+    ``chunks.map_reduce``), set ``n_features_in_`` and ``n_candidates_``.
+``_chunk_products(X_c, R_c)``
+    The chunk's part of the unnormalised gradient columns of every
+    candidate, (n_candidates, n_classes) (or per column, for groups).
+``_pick(products, excluded)``
+    ``(id, score)`` from the summed parts: what ``best_candidate`` returns.
+``_chunk_columns(X_c, ids)``
+    Candidates ``ids`` on the chunk, (n_rows, width) float64.
+
+:class:`~mcsparse.features.RawFeatures` and
+:class:`~mcsparse.features.DecisionStumps` (with ``max_bins``) do.
+"""
+
+import numpy as np
+
+from ..utils._dask import check_finite_chunk, current_client
+from ._base import CandidateFeatures
+
+#: Parts added per task of the tree reduction.
+SPLIT_EVERY = 8
+
+_CHUNK_METHODS = ("_fit_chunks", "_chunk_products", "_pick", "_chunk_columns")
+
+
+def _aligned(a):
+    """``a``, copied if its data is not 16-byte aligned.
+
+    Arrays deserialised on a worker may start at any byte of a message
+    buffer; BLAS reads such arrays several times slower (measured 4x for
+    ``X_c^T R_c`` on MNIST chunks), so chunks and residual rows are
+    realigned once.
+    """
+    if isinstance(a, np.ndarray) and a.ctypes.data % 16:
+        return a.copy()
+    return a
+
+
+def _persisted(X, index, start):
+    """A chunk as it is kept on its worker: checked finite, aligned."""
+    return _aligned(check_finite_chunk(X, index, start))
+
+
+def _call(fn, chunk, *args):
+    """``fn`` on a chunk, with array arguments aligned (a chunk moved between workers)."""
+    return fn(_aligned(chunk), *(_aligned(a) for a in args))
+
+
+def _identity(x):
+    return x
+
+
+def _model_products(X, blocks, y, sample_weight, family, coef, intercept, loss):
+    """A chunk's part of ``X^T R`` at the model ``(coef, intercept)``.
+
+    The residual rows ``w_i (p_i - e_{y_i})`` are computed here, on the
+    worker, from the chunk's selected columns (``blocks``, one per selected
+    candidate), so that only the model travels.
+    """
+    scores = np.empty((X.shape[0], intercept.shape[0]))
+    scores[:] = intercept
+    if blocks:
+        scores += np.hstack(blocks) @ coef.T
+    residual = np.empty_like(scores)
+    loss.sum_gradient(scores, y, sample_weight, residual)
+    return family._chunk_products(X, residual)
+
+
+def _pick(products, family, excluded):
+    """``family._pick`` on the summed products, on the worker of the tree's root."""
+    return family._pick(products, excluded)
+
+
+def _finish(combine, finish, args, *parts):
+    """The root of a tree: ``finish(combine(*parts), *args)``."""
+    return finish(combine(*parts), *args)
+
+
+def _picked_columns(X, family, pick):
+    """The columns of the candidate ``pick = (id, score)`` on a chunk."""
+    return family._chunk_columns(X, np.array([pick[0]], dtype=np.intp))
+
+
+def _add(*parts):
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+class RowChunks:
+    """The row chunks of a dask array, persisted on the workers of a distributed client.
+
+    Every chunk is checked (finite) when first computed; a chunk lost with
+    its worker is recomputed from the array's graph by the scheduler.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Checked by :func:`mcsparse.utils._dask.check_dask_matrix`.
+    client : distributed.Client, default=None
+        None: the current client.
+    """
+
+    def __init__(self, X, client=None):
+        self.client = current_client() if client is None else client
+        self.n_samples, self.n_features = (int(s) for s in X.shape)
+        self.sizes = tuple(int(c) for c in X.chunks[0])
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
+        from distributed import futures_of
+
+        X = self.client.persist(X)  # a no-op for an array persisted already
+        by_key = {future.key: future for future in futures_of(X)}
+        self.futures = [self.client.submit(_persisted, by_key[row[0]], i, int(self.starts[i]),
+                                           pure=False)
+                        for i, row in enumerate(X.__dask_keys__())]
+
+    def rows(self, i):
+        """The rows of chunk ``i``: a slice of the training samples."""
+        return slice(int(self.starts[i]), int(self.starts[i + 1]))
+
+    def _named_error(self, futures):
+        """The error of the first failed future of one per chunk, naming its chunk."""
+        for i, future in enumerate(futures):
+            if future.status not in ("error", "cancelled"):
+                continue
+            rows = f"X chunk {i} (rows {self.starts[i]} to {self.starts[i + 1] - 1})"
+            if future.status == "cancelled":
+                return RuntimeError(f"{rows} was lost: its task was cancelled (the client "
+                                    "or the cluster shut down?)")
+            exc = future.exception()
+            if isinstance(exc, (ValueError, TypeError)):
+                return exc
+            return RuntimeError(f"{rows} could not be computed: {type(exc).__name__}: {exc}")
+        return None
+
+    def _get(self, futures, last=None):
+        """Gather ``futures`` (or only ``last``, computed from them); errors name the chunk."""
+        from distributed import wait
+
+        try:
+            return self.client.gather(futures if last is None else last)
+        except Exception as exc:  # noqa: BLE001 - re-raised, named when it is a chunk's
+            wait(futures)
+            named = self._named_error(futures)
+            if named is None:
+                raise
+            if named is exc or (type(named) is type(exc) and str(named) == str(exc)):
+                raise exc
+            raise named from exc
+
+    def map(self, fn, per_chunk=(), shared=()):
+        """``fn(X_c, *[a[c] for a in per_chunk], *shared)`` on every chunk ``c``: futures.
+
+        Not waited for: :meth:`gather_rows` and :meth:`map_reduce` raise the
+        errors of the tasks (a bad chunk's own ValueError; a chunk that
+        cannot be computed, named).
+        """
+        return [self.client.submit(_call, fn, chunk, *(a[i] for a in per_chunk), *shared,
+                                   pure=False)
+                for i, chunk in enumerate(self.futures)]
+
+    def tree(self, futures, combine, finish=None, args=()):
+        """A future of ``combine`` over ``futures``, by a tree of tasks on the workers.
+
+        ``finish(result, *args)`` runs in the root's task when given.
+        """
+        submit, level = self.client.submit, futures
+        while len(level) > SPLIT_EVERY:
+            level = [submit(combine, *level[i:i + SPLIT_EVERY], pure=False)
+                     for i in range(0, len(level), SPLIT_EVERY)]
+        if finish is not None:
+            return submit(_finish, combine, finish, args, *level, pure=False)
+        return level[0] if len(level) == 1 else submit(combine, *level, pure=False)
+
+    def map_reduce(self, fn, combine, per_chunk=(), shared=()):
+        """``combine`` of ``fn`` on every chunk, by a tree on the workers; the result here."""
+        first = self.map(fn, per_chunk, shared)
+        return self._get(first, self.tree(first, combine))
+
+    def gather_rows(self, futures):
+        """The results of one future per chunk, stacked by rows here."""
+        return np.concatenate(self._get(futures))
+
+    def scatter_rows(self, values):
+        """``values`` (one row per sample) split by chunks: one future per chunk.
+
+        Each part is the argument of a task, not scattered data: a worker
+        lost with it recomputes it.
+        """
+        return [self.client.submit(_identity, values[self.rows(i)], pure=False)
+                for i in range(len(self.sizes))]
+
+    def release(self):
+        """Forget the persisted chunks (the workers free them)."""
+        for future in self.futures:
+            future.release()
+        self.futures = []
+
+
+class DaskCandidates(CandidateFeatures):
+    """A candidate family scanned on a dask array, chunk by chunk, on the workers.
+
+    The family is fitted from the chunks (``family._fit_chunks``). Each
+    :meth:`best_candidate_for_model` sends the workers the current model;
+    each chunk's task computes its residual rows from the chunk's selected
+    columns (kept on its worker) and its part of ``X^T R`` for all
+    candidates; a tree of tasks adds the parts and picks the best candidate
+    by the family's own rule, and the chosen candidate's columns are
+    computed on the chunks in the same round trip.
+    :meth:`training_columns` returns them, gathered.
+
+    Parameters
+    ----------
+    family : CandidateFeatures
+        An unfitted family with the row-chunk methods (module docstring).
+    client : distributed.Client, default=None
+        None: the current client (``distributed.default_client()``).
+
+    Attributes
+    ----------
+    family_ : CandidateFeatures
+        ``family``, fitted from the chunks.
+    n_features_in_, n_candidates_ : int
+        The family's.
+    """
+
+    def __init__(self, family, client=None):
+        self.family = family
+        self.client = client
+
+    def fit(self, X, y=None):
+        """Persist the row chunks of ``X`` on the workers and fit the family from them.
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features)
+            Chunked by rows, checked by
+            :func:`mcsparse.utils._dask.check_dask_matrix`.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DaskCandidates
+
+        Raises
+        ------
+        TypeError
+            If the family does not run on chunks.
+        ValueError
+            If a chunk holds NaN or infinity (named), or the family refuses
+            its parameters on chunks.
+        """
+        missing = [m for m in _CHUNK_METHODS if not callable(getattr(self.family, m, None))]
+        if missing:
+            raise TypeError(
+                f"{type(self.family).__name__} does not run on dask arrays (it lacks "
+                f"{', '.join(missing)}): use features='raw' or DecisionStumps(max_bins=...)"
+            )
+        self._chunks = RowChunks(X, self.client)
+        self._blocks, self._labels, self._gathered = {}, None, {}
+        self.family_ = self.family._fit_chunks(self._chunks)
+        self.n_features_in_ = self.family_.n_features_in_
+        self.n_candidates_ = self.family_.n_candidates_
+        widths = getattr(self.family_, "candidate_widths_", None)
+        if widths is not None:
+            self.candidate_widths_ = widths
+        return self
+
+    def _check_scanning(self):
+        if getattr(self, "_chunks", None) is None:
+            raise RuntimeError("DaskCandidates is not scanning: fit it first")
+
+    def best_candidate(self, residual, excluded):
+        """The candidate with the largest score, computed on the workers.
+
+        The protocol's method: the residual rows travel to the workers.
+        :func:`~mcsparse.solvers.shareboost_path` calls
+        :meth:`best_candidate_for_model` instead, which sends the model.
+
+        Parameters
+        ----------
+        residual : ndarray of shape (n_samples, n_classes), float64
+            Residual rows; each chunk's rows travel to its worker.
+        excluded : ndarray of intp
+            Candidates that must not be returned.
+
+        Returns
+        -------
+        id : int
+        score : float
+            As the family's ``best_candidate`` in memory.
+        """
+        self._check_scanning()
+        chunks = self._chunks
+        excluded = self._check_excluded(excluded, self.n_candidates_)
+        residual = self._check_residual(residual, chunks.n_samples)
+        parts = [residual[chunks.rows(i)] for i in range(len(chunks.sizes))]
+        products = chunks.map_reduce(self.family_._chunk_products, _add, per_chunk=(parts,))
+        return self.family_._pick(products, excluded)
+
+    def best_candidate_for_model(self, objective, selected, coef, intercept, excluded):
+        """:meth:`best_candidate` at a model: the residual is computed on the workers.
+
+        Each worker computes its chunks' scores from their selected columns
+        (kept there since they were chosen), the residual rows by the
+        objective's loss, and its part of ``X^T R``; only ``coef`` and
+        ``intercept`` travel to the workers, and the summed products back.
+
+        Parameters
+        ----------
+        objective : LinearObjective
+            Gives the loss, the labels and the (scaled) sample weights, sent
+            to the workers on the first call.
+        selected : sequence of int
+            The selected candidates, in the order of ``coef``'s columns.
+        coef : ndarray of shape (n_scores, n_columns)
+            ``W`` on the selected candidates' columns (not centred).
+        intercept : ndarray of shape (n_scores,)
+        excluded : ndarray of intp
+
+        Returns
+        -------
+        id : int
+        score : float
+            As :meth:`best_candidate` with the residual at this model.
+        """
+        self._check_scanning()
+        chunks = self._chunks
+        excluded = self._check_excluded(excluded, self.n_candidates_)
+        if self._labels is None:
+            w = objective.sample_weight
+            self._labels = [chunks.scatter_rows(objective.y),
+                            [None] * len(chunks.sizes) if w is None else chunks.scatter_rows(w)]
+        blocks = [self._columns_on_workers(j) for j in selected]
+        per_chunk = [[b[i] for b in blocks] for i in range(len(chunks.sizes))]
+        products = chunks.map(
+            _model_products, per_chunk=(per_chunk, *self._labels),
+            shared=(self.family_, np.ascontiguousarray(coef, dtype=np.float64),
+                    np.ascontiguousarray(intercept, dtype=np.float64), objective.loss))
+        # the pick runs on the workers, and the chosen candidate's columns are
+        # computed there at once: one round trip per round
+        pick = chunks.tree(products, _add, _pick, (self.family_, excluded))
+        columns = chunks.map(_picked_columns, shared=(self.family_, pick))
+        (j, score), *parts = chunks._get(products, [pick, *columns])
+        self._blocks[j] = columns
+        self._gathered[j] = np.concatenate(parts)
+        if hasattr(self.family_, "_definitions"):  # the stump's threshold, for its name
+            self.family_._definition(j)
+        return j, score
+
+    def _columns_on_workers(self, j):
+        """Candidate ``j``'s columns, one future per chunk, kept on the workers."""
+        if j not in self._blocks:
+            self._blocks[j] = self._chunks.map(self.family_._chunk_columns,
+                                               shared=(np.array([j], dtype=np.intp),))
+        return self._blocks[j]
+
+    def training_columns(self, ids):
+        """Candidates ``ids`` on the training data, gathered from the workers (float64).
+
+        Each candidate's chunks stay on the workers, for
+        :meth:`best_candidate_for_model`.
+
+        Parameters
+        ----------
+        ids : array-like of int
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, n_columns)
+        """
+        self._check_scanning()
+        ids = self._check_ids(ids, self.n_candidates_)
+        blocks = [self._gathered.pop(j) if j in self._gathered
+                  else self._chunks.gather_rows(self._columns_on_workers(j))
+                  for j in ids.tolist()]
+        return np.hstack(blocks) if blocks else np.zeros((self._chunks.n_samples, 0))
+
+    def end_scan(self, ids):
+        """Release the chunks and end the family's scan on ``ids``.
+
+        Parameters
+        ----------
+        ids : array-like of int
+
+        Returns
+        -------
+        self : DaskCandidates
+        """
+        self.release()
+        self.family_.end_scan(ids)
+        self.support_ = self.family_.support_
+        return self
+
+    def release(self):
+        """Forget the persisted chunks (idempotent)."""
+        if getattr(self, "_chunks", None) is not None:
+            self._chunks.release()
+            self._chunks = None
+            labels = [f for part in (self._labels or []) for f in part if f is not None]
+            for future in [f for fs in self._blocks.values() for f in fs] + labels:
+                future.release()
+            self._blocks, self._labels, self._gathered = {}, None, {}
+
+    def transform_candidates(self, X, ids):
+        """The family's ``transform_candidates`` (NumPy input).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        ids : array-like of int
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, n_columns)
+        """
+        return self.family_.transform_candidates(X, ids)

@@ -1,0 +1,289 @@
+"""ShareBoost on dask arrays, on a distributed LocalCluster started by the tests.
+
+The dask fit must equal the in-memory fit (same selected features, same
+coefficients within rtol 1e-6); bad chunks are refused with errors naming
+them; a worker killed during a fit changes nothing.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from mcsparse import ShareBoostClassifier
+from mcsparse.datasets import load_mnist, load_pendigits
+from mcsparse.features import AnchorPoints, DecisionStumps, PairwiseProducts, RawFeatures
+
+distributed = pytest.importorskip(
+    "distributed", reason='the dask extra is not installed: pip install "mcsparse[dask]"')
+da = pytest.importorskip("dask.array")
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+    # from_array puts the NumPy data in the graph; real data would be read by dask
+    pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning"),
+]
+
+
+def _cluster():
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                    dashboard_address=":0", silence_logs=50)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _cluster() as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def pendigits():
+    X, y = load_pendigits(return_X_y=True)
+    return X / 100, y
+
+
+def assert_same_fit(a, b):
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-9 * np.abs(a.coef_).max())
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-6,
+                               atol=1e-9 * np.abs(a.intercept_).max())
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+
+
+def fit_both(X, y, chunks, **params):
+    a = ShareBoostClassifier(**params).fit(X, y)
+    b = ShareBoostClassifier(**params).fit(da.from_array(X, chunks=(chunks, -1)), y)
+    return a, b
+
+
+# ---------------------------------------------------------------- equal fits
+
+
+def test_pendigits_products_raw(client, pendigits):
+    X, y = pendigits
+    Xp = PairwiseProducts().fit_transform(X[:3000])
+    a, b = fit_both(Xp, y[:3000], 700, n_features_to_select=25, alpha=1e-4)
+    assert_same_fit(a, b)
+    assert isinstance(b.coef_, np.ndarray) and b.features_.n_candidates_ == Xp.shape[1]
+
+
+@pytest.mark.slow
+def test_mnist_raw_pixels(client, mnist_home):
+    X, y = load_mnist(data_home=mnist_home, return_X_y=True)
+    X = X[:10_000] / 255.0
+    a, b = fit_both(X, y[:10_000], 2500, n_features_to_select=50, alpha=1e-4)
+    assert_same_fit(a, b)
+
+
+def test_pendigits_stumps_max_bins(client, pendigits):
+    X, y = pendigits
+    stumps = DecisionStumps(max_bins=64)
+    a, b = fit_both(X, y, 1000, n_features_to_select=40, features=stumps, alpha=1e-4)
+    assert_same_fit(a, b)
+    np.testing.assert_array_equal(a.features_.thresholds_, b.features_.thresholds_)
+
+
+def test_float32_sample_weight_and_dask_labels(client, pendigits):
+    X, y = pendigits
+    X = X[:2000].astype(np.float32)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, 2000)
+    a = ShareBoostClassifier(n_features_to_select=8).fit(X, y[:2000], sample_weight=w)
+    Xd = da.from_array(X, chunks=(600, -1))
+    yd = da.from_array(y[:2000].astype(str), chunks=(600,))  # labels of any type
+    b = ShareBoostClassifier(n_features_to_select=8).fit(
+        Xd, yd, sample_weight=da.from_array(w, chunks=(600,)))
+    np.testing.assert_array_equal(b.classes_, np.unique(y[:2000].astype(str)))
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6)
+
+
+def test_groups_of_raw_columns(client, pendigits):
+    X, y = pendigits
+    family = RawFeatures(groups=np.arange(16) // 2)
+    a, b = fit_both(X[:2000], y[:2000], 500, n_features_to_select=4, features=family)
+    assert_same_fit(a, b)
+
+
+def test_predictions_are_dask_arrays(client, pendigits):
+    X, y = pendigits
+    a, b = fit_both(X[:2000], y[:2000], 500, n_features_to_select=6,
+                    features=DecisionStumps(max_bins=16))
+    X_test = X[2000:3000]
+    Xd = da.from_array(X_test, chunks=(300, -1))
+    for name in ("predict", "decision_function", "predict_proba", "predict_log_proba"):
+        out = getattr(b, name)(Xd)
+        assert isinstance(out, da.Array), name
+        np.testing.assert_allclose(out.compute(), getattr(a, name)(X_test), rtol=1e-6,
+                                   atol=1e-12, err_msg=name) if name != "predict" else \
+            np.testing.assert_array_equal(out.compute(), a.predict(X_test))
+    for name in ("staged_predict", "staged_predict_proba", "staged_decision_function"):
+        staged = list(getattr(b, name)(Xd))
+        expected = list(getattr(a, name)(X_test))
+        assert len(staged) == len(expected) == 6
+        assert all(isinstance(s, da.Array) for s in staged)
+        np.testing.assert_allclose(staged[2].compute(), expected[2], rtol=1e-6, atol=1e-12)
+    # a model fitted on a dask array predicts on NumPy as well
+    np.testing.assert_array_equal(b.predict(X_test), a.predict(X_test))
+
+
+def test_binary_problem(client, pendigits):
+    X, y = pendigits
+    keep = y < 2
+    a, b = fit_both(X[keep], y[keep], 400, n_features_to_select=5)
+    assert_same_fit(a, b)
+    assert b.decision_function(da.from_array(X[keep], chunks=(400, -1))).ndim == 1
+
+
+def test_scan_on_workers_equals_the_family_in_memory(client, pendigits):
+    """Both selection entry points of DaskCandidates against the family in memory."""
+    from mcsparse.features._dask import DaskCandidates
+    from mcsparse.loss import MulticlassLogisticLoss
+    from mcsparse.solvers._design import SelectedColumns
+    from mcsparse.solvers._objective import LinearObjective
+
+    X, y = pendigits
+    X, y = X[:1500], y[:1500]
+    for family in (RawFeatures(), DecisionStumps(max_bins=10)):
+        memory = type(family)(**family.get_params()).fit(X)
+        scan = DaskCandidates(family).fit(da.from_array(X, chunks=(400, -1)))
+        assert scan.n_candidates_ == memory.n_candidates_
+        selected = [3, 7]
+        Z = memory.training_columns(selected)
+        np.testing.assert_array_equal(scan.training_columns(selected), Z)
+        store = SelectedColumns(1500, 2)
+        store.put(Z, 0)
+        objective = LinearObjective(store, y, n_classes=10, loss=MulticlassLogisticLoss())
+        W = np.random.default_rng(0).standard_normal((10, 2))
+        b = np.random.default_rng(1).standard_normal(10)
+        objective.value_grad(objective.pack(W, b), 2)  # fills objective.residual
+        excluded = np.array(selected, dtype=np.intp)
+        expected = memory.best_candidate(objective.residual, excluded)
+        for got in (scan.best_candidate(objective.residual, excluded),
+                    scan.best_candidate_for_model(objective, selected, W, b, excluded)):
+            assert got[0] == expected[0]
+            assert got[1] == pytest.approx(expected[1], rel=1e-10)
+        scan.release()
+
+
+# ---------------------------------------------------------------- resilience
+
+
+def test_killed_worker_gives_the_same_model(pendigits):
+    X, y = pendigits
+    X, y = X[:3000], y[:3000]
+    params = dict(n_features_to_select=12, features=DecisionStumps(max_bins=32), alpha=1e-4)
+    expected = ShareBoostClassifier(**params).fit(X, y)
+    with _cluster() as cluster, distributed.Client(cluster) as c:
+        killed = []
+
+        def kill_one(info):
+            if info.round == 4:
+                worker = sorted(c.scheduler_info()["workers"])[0]
+                pid = c.run(os.getpid, workers=[worker])[worker]
+                os.kill(pid, signal.SIGKILL)  # its nanny starts a new one
+                killed.append(worker)
+
+        got = ShareBoostClassifier(**params, callback=kill_one).fit(
+            da.from_array(X, chunks=(500, -1)), y)
+    assert killed
+    assert_same_fit(expected, got)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_chunks_are_refused_before_any_work(client, pendigits):
+    X, y = pendigits
+    X, y = X[:1000], y[:1000]
+    model = ShareBoostClassifier(n_features_to_select=3)
+    with pytest.raises(ValueError, match=r"chunked by rows only.*rechunk"):
+        model.fit(da.from_array(X, chunks=(500, 8)), y)
+    unknown = da.from_array(X, chunks=(500, -1))
+    unknown = unknown[unknown[:, 0] >= 0]  # boolean mask: chunk sizes unknown
+    with pytest.raises(ValueError, match="unknown chunk sizes.*compute_chunk_sizes"):
+        model.fit(unknown, y)
+    with pytest.raises(ValueError, match=r"y's chunks \(300, 300, 300, 100\) do not "
+                                         r"match X's row chunks \(500, 500\)"):
+        model.fit(da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=300))
+    with pytest.raises(ValueError, match=r"y must have shape \(1000,\)"):
+        model.fit(da.from_array(X, chunks=(500, -1)), y[:999])
+    with pytest.raises(ValueError, match="only one class"):
+        model.fit(da.from_array(X, chunks=(500, -1)), np.zeros(1000))
+    with pytest.raises(TypeError, match="real numbers, got dtype bool"):
+        model.fit(da.from_array(X > 0.5, chunks=(500, -1)), y)
+    with pytest.raises(ValueError, match="empty"):
+        model.fit(da.zeros((0, 16), chunks=(10, -1)), np.zeros(0))
+    with pytest.raises(ValueError, match="2-D"):
+        model.fit(da.from_array(X[:, 0], chunks=500), y)
+
+
+def test_nan_in_a_chunk_is_named(client, pendigits):
+    X, y = pendigits
+    X = X[:1000].copy()
+    X[740, 3] = np.nan
+    with pytest.raises(ValueError, match=r"X chunk 2 \(rows 600 to 899\) contains NaN"):
+        ShareBoostClassifier(n_features_to_select=3).fit(
+            da.from_array(X, chunks=(300, -1)), y[:1000])
+    fitted = ShareBoostClassifier(n_features_to_select=3).fit(
+        da.from_array(np.nan_to_num(X), chunks=(300, -1)), y[:1000])
+    with pytest.raises(ValueError, match=r"X chunk 2 \(rows 600 to 899\).*NaN"):
+        fitted.predict(da.from_array(X, chunks=(300, -1))).compute()
+    with pytest.raises(ValueError, match="has 15 features, but .* 16"):
+        fitted.predict(da.from_array(X[:, 1:], chunks=(300, -1)))
+
+
+def test_unsupported_families_and_options(client, pendigits):
+    X, y = pendigits
+    Xd = da.from_array(X[:1000], chunks=(500, -1))
+    with pytest.raises(ValueError, match=r"needs max_bins.*DecisionStumps\(max_bins=256\)"):
+        ShareBoostClassifier(n_features_to_select=3, features="stumps").fit(Xd, y[:1000])
+    with pytest.raises(TypeError, match="AnchorPoints does not run on dask arrays"):
+        ShareBoostClassifier(n_features_to_select=3,
+                             features=AnchorPoints(n_anchors=4)).fit(Xd, y[:1000])
+    for name, value in (("warm_start", True), ("validation_fraction", 0.2),
+                        ("selection", "full")):
+        with pytest.raises(ValueError, match=f"{name}=.* not supported on a dask array"):
+            ShareBoostClassifier(n_features_to_select=3, **{name: value}).fit(Xd, y[:1000])
+
+
+def _python(code):
+    """The output of ``code`` run in a fresh interpreter (no client, no dask imported)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_no_client_says_how_to_start_one():
+    code = (
+        "import numpy as np, dask.array as da\n"
+        "from mcsparse import ShareBoostClassifier\n"
+        "X = da.from_array(np.random.default_rng(0).random((50, 3)), chunks=(25, -1))\n"
+        "try:\n"
+        "    ShareBoostClassifier(n_features_to_select=1).fit(X, np.arange(50) % 2)\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = _python(code)
+    assert "none is running" in out and "LocalCluster" in out
+
+
+def test_numpy_fits_never_import_dask():
+    code = (
+        "import sys, numpy as np\n"
+        "from mcsparse import ShareBoostClassifier\n"
+        "X = np.random.default_rng(0).random((40, 3))\n"
+        "ShareBoostClassifier(n_features_to_select=2).fit(X, np.arange(40) % 2).predict(X)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n"
+    )
+    assert _python(code).strip() == "[]"
+
+
+def test_solver_warnings_reach_the_caller(client, pendigits):
+    # the refit runs here: a refit stopped short is reported as in memory
+    X, y = pendigits
+    with pytest.warns(ConvergenceWarning, match="refits stopped"):
+        ShareBoostClassifier(n_features_to_select=6, max_iter=2).fit(
+            da.from_array(X, chunks=(2000, -1)), y)
