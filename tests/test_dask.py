@@ -9,6 +9,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mcsparse import ShareBoostClassifier
 from mcsparse.datasets import load_mnist, load_pendigits
-from mcsparse.features import AnchorPoints, DecisionStumps, PairwiseProducts, RawFeatures
+from mcsparse.features import (AnchorPoints, ConvMaxTemplates, DecisionStumps,
+                               PairwiseProducts, RawFeatures)
 
 distributed = pytest.importorskip(
     "distributed", reason='the dask extra is not installed: pip install "mcsparse[dask]"')
@@ -85,6 +88,20 @@ def test_pendigits_stumps_max_bins(client, pendigits):
     a, b = fit_both(X, y, 1000, n_features_to_select=40, features=stumps, alpha=1e-4)
     assert_same_fit(a, b)
     np.testing.assert_array_equal(a.features_.thresholds_, b.features_.thresholds_)
+
+
+@pytest.mark.slow
+def test_conv_max_templates_on_chunks(client, mnist_home):
+    X, y = load_mnist(data_home=mnist_home, return_X_y=True)
+    X, y = (X[:2000] / 255.0).astype(np.float32), y[:2000]
+    family = ConvMaxTemplates(n_templates=60, n_patches=5000, n_masks=9, random_state=0)
+    a, b = fit_both(X, y, 600, n_features_to_select=25, alpha=1e-4, features=family)
+    np.testing.assert_array_equal(a.features_.templates_, b.features_.templates_)
+    assert_same_fit(a, b)
+    Xt = (load_mnist(data_home=mnist_home, subset="test", return_X_y=True)[0][:500] / 255.0)
+    Xt = Xt.astype(np.float32)
+    np.testing.assert_array_equal(b.predict(da.from_array(Xt, chunks=(200, -1))).compute(),
+                                  a.predict(Xt))
 
 
 def test_float32_sample_weight_and_dask_labels(client, pendigits):
@@ -169,6 +186,41 @@ def test_scan_on_workers_equals_the_family_in_memory(client, pendigits):
         scan.release()
 
 
+@pytest.mark.parametrize("features", ["raw", DecisionStumps(max_bins=32)])
+def test_refit_on_the_workers_beyond_the_client_budget(client, pendigits, features):
+    """Selected columns beyond the budget stay on the workers: the same fit.
+
+    The refit's sums then add the chunks' parts, not the in-memory store's row
+    blocks: the iterates differ by rounding, so both fits are run to a tight
+    tolerance and must reach the same optimum (alpha > 0: strictly convex).
+    """
+    import dask
+
+    from mcsparse.solvers._dask_columns import DaskColumns
+
+    X, y = pendigits
+    X, y = X[:2500], y[:2500]
+    params = dict(n_features_to_select=10, alpha=1e-4, features=features, tol=1e-10,
+                  max_iter=1000)
+    a = ShareBoostClassifier(**params).fit(X, y)
+    calls = []
+    original = DaskColumns.value_grad
+
+    def counted(self, *args):
+        calls.append(self.n_columns)
+        return original(self, *args)
+
+    with dask.config.set({"mcsparse.client-columns-budget": "100kB"}), \
+            mock.patch.object(DaskColumns, "value_grad", counted):
+        b = ShareBoostClassifier(**params).fit(da.from_array(X, chunks=(700, -1)), y)
+    assert calls and max(calls) == 10  # 2500 x 10 float64 = 200 kB: on the workers
+    assert_same_fit(a, b)
+    with dask.config.set({"mcsparse.client-columns-budget": "lots"}):
+        with pytest.raises(ValueError, match="client-columns-budget.*'2GiB'"):
+            ShareBoostClassifier(n_features_to_select=2).fit(
+                da.from_array(X, chunks=(700, -1)), y)
+
+
 # ---------------------------------------------------------------- resilience
 
 
@@ -236,6 +288,21 @@ def test_nan_in_a_chunk_is_named(client, pendigits):
         fitted.predict(da.from_array(X[:, 1:], chunks=(300, -1)))
 
 
+def _unreadable_chunk_2(block, block_info=None):
+    if block_info[0]["chunk-location"][0] == 2:
+        raise OSError("disk read failed")
+    return block
+
+
+def test_a_chunk_that_cannot_be_computed_is_named(client, pendigits):
+    X, y = pendigits
+    Xd = da.from_array(X[:1000], chunks=(300, -1)).map_blocks(_unreadable_chunk_2,
+                                                               dtype=np.float64)
+    with pytest.raises(RuntimeError, match=r"X chunk 2 \(rows 600 to 899\) could not be "
+                                           r"computed: OSError: disk read failed"):
+        ShareBoostClassifier(n_features_to_select=3).fit(Xd, y[:1000])
+
+
 def test_unsupported_families_and_options(client, pendigits):
     X, y = pendigits
     Xd = da.from_array(X[:1000], chunks=(500, -1))
@@ -251,9 +318,15 @@ def test_unsupported_families_and_options(client, pendigits):
 
 
 def _python(code):
-    """The output of ``code`` run in a fresh interpreter (no client, no dask imported)."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout
+    """The output of ``code`` run in a fresh interpreter (no client, no dask imported).
+
+    Run outside the repository root, where ``import mcsparse`` would find the
+    uncompiled source folder instead of the installed package.
+    """
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tempfile.gettempdir())
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def test_no_client_says_how_to_start_one():

@@ -339,6 +339,30 @@ def _check_group_labels(groups, labels):
     return labels
 
 
+def _raw_products(X, residual):
+    """``X^T R``, in float32 for float32 ``X`` (the residual cast, denormals flushed).
+
+    Float32 denormals make BLAS several times slower late in a path.
+    Overflow is checked by :func:`_pick_columns`.
+    """
+    R = residual
+    if X.dtype == np.float32:
+        R = residual.astype(np.float32)
+        R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(X.T @ R)
+
+
+def _pick_columns(products, excluded, group_of, n_candidates):
+    """``(id, score)``: the largest ``||products[j]||_1`` (summed over groups) outside ``excluded``."""
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        scores = np.abs(products).sum(axis=1, dtype=np.float64)
+    scores = np.asarray(scores).ravel()
+    if group_of is not None:
+        scores = np.bincount(group_of, weights=scores, minlength=n_candidates)
+    return _best_remaining(_check_finite_scores(scores, "X or residual"), excluded)
+
+
 def _dense_columns(X, ids):
     """Columns ``ids`` of a dense array or sparse matrix, dense float64 (n, len(ids))."""
     cols = X[:, ids]
@@ -521,22 +545,11 @@ class RawFeatures(CandidateFeatures):
 
         A sum over rows: on a dask array, each row chunk gives its part.
         """
-        R = residual
-        if X.dtype == np.float32:
-            R = residual.astype(np.float32)
-            R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
-        with np.errstate(over="ignore", invalid="ignore"):  # checked in _pick
-            return np.asarray(X.T @ R)
+        return _raw_products(X, residual)
 
     def _pick(self, products, excluded):
         """``(id, score)`` of the best candidate from the summed ``X^T R``."""
-        with np.errstate(over="ignore", invalid="ignore"):  # checked below
-            scores = np.abs(products).sum(axis=1, dtype=np.float64)
-        scores = np.asarray(scores).ravel()
-        if self._group_of is not None:
-            scores = np.bincount(self._group_of, weights=scores,
-                                 minlength=self.n_candidates_)
-        return _best_remaining(_check_finite_scores(scores, "X or residual"), excluded)
+        return _pick_columns(products, excluded, self._group_of, self.n_candidates_)
 
     def _chunk_columns(self, X, ids):
         """Candidates ``ids`` on a row chunk of the training data."""

@@ -19,7 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ..utils.validation import check_int, check_n_jobs
-from ._base import CandidateFeatures, RawFeatures
+from ._base import (CandidateFeatures, RawFeatures, _dense_columns, _pick_columns,
+                    _raw_products)
 from ._conv_max_fast import conv_max_chunk
 
 
@@ -393,14 +394,33 @@ def learn_templates(images, n_templates=1000, patch_size=7, n_patches=100_000,
     if patch_size > min(h, w):
         raise ValueError(f"patch_size={patch_size} is larger than the images ({h} x {w})")
     rng = check_random_state(random_state)
+    positions = _patch_positions(images.shape, patch_size, n_patches, rng)
+    patches = _extract_patches(images, *positions, patch_size)
+    return _templates_from_patches(patches, n_templates, n_patches, rng)
+
+
+def _patch_positions(shape, patch_size, n_patches, rng):
+    """``(image, row, column)`` of the ``2 * n_patches`` patches to draw, by ``rng``."""
+    n, h, w = shape
     n_draw = 2 * n_patches
     idx = rng.randint(n, size=n_draw)
     r = rng.randint(h - patch_size + 1, size=n_draw)
     s = rng.randint(w - patch_size + 1, size=n_draw)
+    return idx, r, s
+
+
+def _extract_patches(images, idx, r, s, patch_size):
+    """The patches at ``(idx, r, s)`` of ``images``, one per row, float64."""
     offs = np.arange(patch_size)
     patches = images[idx[:, None, None], r[:, None, None] + offs[None, :, None],
-                     s[:, None, None] + offs[None, None, :]].reshape(n_draw, -1)
-    patches, norms = _normalise_patches(patches.astype(np.float64))
+                     s[:, None, None] + offs[None, None, :]]
+    return patches.reshape(idx.size, -1).astype(np.float64)
+
+
+def _templates_from_patches(patches, n_templates, n_patches, rng):
+    """Drop low-contrast patches, normalise, k-means: the templates of :func:`learn_templates`."""
+    patch_size = math.isqrt(patches.shape[1])
+    patches, norms = _normalise_patches(patches)
     keep = norms > 0.1 * np.percentile(norms, 99)
     patches = patches[keep][:n_patches]
     if patches.shape[0] < n_templates:
@@ -412,6 +432,11 @@ def learn_templates(images, n_templates=1000, patch_size=7, n_patches=100_000,
                              random_state=rng).fit(patches)
     centres, _ = _normalise_patches(kmeans.cluster_centers_)
     return centres.reshape(n_templates, patch_size, patch_size).astype(np.float32)
+
+
+def _chunk_patches(X, where, image_shape, patch_size):
+    """The patches ``where = (image, row, column)`` of a chunk of images (rows of ``X``)."""
+    return _extract_patches(X.reshape(X.shape[0], *image_shape), *where, patch_size)
 
 
 class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
@@ -546,8 +571,18 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
             the templates do not fit in the images, or a parameter is invalid.
         """
         X = validate_data(self, X, dtype=(np.float32, np.float64))
-        self.image_shape_ = self._resolve_shape(X.shape[1])
+        self._set_masks(X.shape[1])
         images = self._images(X, self.image_shape_)
+        self.templates_ = learn_templates(
+            images, self.n_templates, self.patch_size, self.n_patches, self.random_state)
+        self.n_candidates_ = self.templates_.shape[0] * self.masks_.shape[0]
+        self._scan = RawFeatures().fit(self._chunk_features(X))
+        self._X_fit = self._scan._X_fit
+        return self
+
+    def _set_masks(self, n_pixels):
+        """Check the shapes, set ``image_shape_`` and the masks."""
+        self.image_shape_ = self._resolve_shape(n_pixels)
         check_int(self.patch_size, "patch_size", low=2)
         if self.patch_size > min(self.image_shape_):
             raise ValueError(
@@ -558,14 +593,56 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         self.mask_rows_, self.mask_cols_ = gaussian_masks(
             out_shape, self.n_masks, self.mask_sigma)
         self.masks_ = masks_from_factors(self.mask_rows_, self.mask_cols_)
-        self.templates_ = learn_templates(
-            images, self.n_templates, self.patch_size, self.n_patches, self.random_state)
+
+    def _fit_chunks(self, chunks):
+        """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`).
+
+        The patch positions are drawn here as :func:`learn_templates` draws
+        them, each chunk cuts out its images' patches, and k-means runs here
+        on the gathered patches: the templates of an in-memory fit on the
+        same images. The candidate matrix is then computed per chunk on the
+        workers (:meth:`_chunk_features`) and never exists in one place.
+        """
+        self.n_features_in_ = chunks.n_features
+        self._set_masks(chunks.n_features)
+        n_templates = check_int(self.n_templates, "n_templates", low=1)
+        n_patches = check_int(self.n_patches, "n_patches", low=1)
+        rng = check_random_state(self.random_state)
+        idx, r, s = _patch_positions((chunks.n_samples, *self.image_shape_),
+                                     self.patch_size, n_patches, rng)
+        order, parts = [], []
+        for i in range(len(chunks.sizes)):
+            rows = chunks.rows(i)
+            mine = np.flatnonzero((idx >= rows.start) & (idx < rows.stop))
+            order.append(mine)
+            parts.append((idx[mine] - rows.start, r[mine], s[mine]))
+        patches = np.empty((idx.size, self.patch_size**2))
+        gathered = chunks.gather_list(chunks.map(_chunk_patches, per_chunk=(parts,),
+                                                 shared=(self.image_shape_, self.patch_size)))
+        for mine, values in zip(order, gathered):
+            patches[mine] = values
+        self.templates_ = _templates_from_patches(patches, n_templates, n_patches, rng)
         self.n_candidates_ = self.templates_.shape[0] * self.masks_.shape[0]
-        matrix = conv_max_features(images, self.templates_, self.mask_rows_,
-                                   self.mask_cols_, n_jobs=self.n_jobs)
-        self._scan = RawFeatures().fit(matrix)
-        self._X_fit = self._scan._X_fit
+        self._scan = self._X_fit = None  # the candidate matrix stays on the workers
         return self
+
+    def _chunk_features(self, X):
+        """The candidate matrix of a row chunk of images: (n_rows, n_candidates), float32."""
+        images = self._images(X, self.image_shape_)
+        return conv_max_features(images, self.templates_, self.mask_rows_,
+                                 self.mask_cols_, n_jobs=self.n_jobs)
+
+    def _chunk_products(self, features, residual):
+        """A chunk's part of ``Phi^T R``, from its candidate matrix (:meth:`_chunk_features`)."""
+        return _raw_products(features, residual)
+
+    def _pick(self, products, excluded):
+        """``(id, score)`` of the best pair from the summed ``Phi^T R``."""
+        return _pick_columns(products, excluded, None, self.n_candidates_)
+
+    def _chunk_columns(self, features, ids):
+        """The pairs ``ids`` on a chunk, from its candidate matrix."""
+        return _dense_columns(features, ids)
 
     def fit_transform(self, X, y=None):
         """Fit, and return the training matrix the scan uses (no copy).

@@ -22,8 +22,12 @@ A family runs on chunks when it implements, besides the protocol of
 ``_chunk_columns(X_c, ids)``
     Candidates ``ids`` on the chunk, (n_rows, width) float64.
 
-:class:`~mcsparse.features.RawFeatures` and
-:class:`~mcsparse.features.DecisionStumps` (with ``max_bins``) do.
+:class:`~mcsparse.features.RawFeatures`,
+:class:`~mcsparse.features.DecisionStumps` (with ``max_bins``) and
+:class:`~mcsparse.features.ConvMaxTemplates` do. A family may also define
+``_chunk_features(X_c)``: each chunk is then replaced on its worker by its
+candidate matrix, which the other methods read (the template responses of
+``ConvMaxTemplates``), so that the whole matrix never exists in one place.
 """
 
 import numpy as np
@@ -53,6 +57,11 @@ def _aligned(a):
 def _persisted(X, index, start):
     """A chunk as it is kept on its worker: checked finite, aligned."""
     return _aligned(check_finite_chunk(X, index, start))
+
+
+def _persisted_by(X, fn):
+    """``fn`` of a chunk, kept on its worker (aligned)."""
+    return _aligned(fn(X))
 
 
 def _call(fn, chunk, *args):
@@ -196,6 +205,19 @@ class RowChunks:
         """The results of one future per chunk, stacked by rows here."""
         return np.concatenate(self._get(futures))
 
+    def gather_list(self, futures):
+        """The results of one future per chunk, as a list here."""
+        return self._get(futures)
+
+    def transform(self, fn):
+        """Replace every chunk by ``fn(chunk)``, computed and kept on the workers.
+
+        The chunks' lineage is kept: a lost one is recomputed from the array.
+        """
+        old, self.futures = self.futures, self.map(_persisted_by, shared=(fn,))
+        for future in old:
+            future.release()
+
     def scatter_rows(self, values):
         """``values`` (one row per sample) split by chunks: one future per chunk.
 
@@ -270,17 +292,28 @@ class DaskCandidates(CandidateFeatures):
         if missing:
             raise TypeError(
                 f"{type(self.family).__name__} does not run on dask arrays (it lacks "
-                f"{', '.join(missing)}): use features='raw' or DecisionStumps(max_bins=...)"
+                f"{', '.join(missing)}): use features='raw', DecisionStumps(max_bins=...) or "
+                "ConvMaxTemplates"
             )
         self._chunks = RowChunks(X, self.client)
         self._blocks, self._labels, self._gathered = {}, None, {}
         self.family_ = self.family._fit_chunks(self._chunks)
+        if callable(getattr(self.family_, "_chunk_features", None)):
+            # the candidates' matrix, per chunk: what the other methods read
+            self._chunks.transform(self.family_._chunk_features)
         self.n_features_in_ = self.family_.n_features_in_
         self.n_candidates_ = self.family_.n_candidates_
         widths = getattr(self.family_, "candidate_widths_", None)
         if widths is not None:
             self.candidate_widths_ = widths
         return self
+
+    @property
+    def row_chunks(self):
+        """The persisted chunks (:class:`RowChunks`), for a store of selected columns
+        on the workers (:mod:`mcsparse.solvers._dask_columns`)."""
+        self._check_scanning()
+        return self._chunks
 
     def _check_scanning(self):
         if getattr(self, "_chunks", None) is None:

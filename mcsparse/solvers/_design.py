@@ -97,6 +97,20 @@ class _RowBlock:
         self.groups = []  # (first column, local rows, values (len(rows), width))
 
 
+def check_block(block, start, n_samples, n_columns):
+    """``block`` to put at column ``start`` of a store: finite, (n_samples, width)."""
+    block = _check_real_2d(block, "block")
+    if block.shape[0] != n_samples:
+        raise ValueError(
+            f"block must have shape (n_samples, width) = ({n_samples}, width), "
+            f"got {block.shape}")
+    if not np.isfinite(block).all():
+        raise ValueError("block contains NaN or infinity")
+    if not 0 <= start <= n_columns:
+        raise ValueError(f"start={start} is outside [0, n_columns={n_columns}]")
+    return block
+
+
 class SelectedColumns:
     """Growing store of the selected columns, dense or row-sparse, in row blocks.
 
@@ -180,7 +194,7 @@ class SelectedColumns:
 
     # -- storing -------------------------------------------------------------
 
-    def put(self, block, start, *, center=False, sample_weight=None):
+    def put(self, block, start, *, center=False, sample_weight=None, shift=None):
         """Store ``block`` (n_samples, width) as columns ``start ..``.
 
         Columns from ``start`` on are dropped first, so that a candidate can
@@ -199,20 +213,16 @@ class SelectedColumns:
             Remove the (weighted) mean of dense columns.
         sample_weight : ndarray of shape (n_samples,), default=None
             Weights of the mean.
+        shift : ndarray of shape (width,), default=None
+            Given means: the columns are stored dense, centred by ``shift``
+            (a chunk of rows of a distributed store, centred like the whole
+            columns; ``center`` is then ignored).
         """
-        block = _check_real_2d(block, "block")
-        if block.shape[0] != self.n_samples:
-            raise ValueError(
-                f"block must have shape (n_samples, width) = ({self.n_samples}, width), "
-                f"got {block.shape}")
-        if not np.isfinite(block).all():
-            raise ValueError("block contains NaN or infinity")
-        if not 0 <= start <= self.n_columns:
-            raise ValueError(f"start={start} is outside [0, n_columns={self.n_columns}]")
+        block = check_block(block, start, self.n_samples, self.n_columns)
         self._truncate(start)
         width = block.shape[1]
         rows = None
-        if width > 1:
+        if width > 1 and shift is None:
             nonzero = np.flatnonzero(np.any(block != 0, axis=1))
             if nonzero.size <= SPARSE_ROW_FRACTION * self.n_samples:
                 rows = nonzero
@@ -220,8 +230,10 @@ class SelectedColumns:
             self._put_group(block, rows, start)
             shift = np.zeros(width)
         else:
-            shift = (np.average(block, axis=0, weights=sample_weight) if center
-                     else np.zeros(width))
+            if shift is None:
+                shift = (np.average(block, axis=0, weights=sample_weight) if center
+                         else np.zeros(width))
+            shift = np.asarray(shift, dtype=np.float64).reshape(width)
             self._put_dense(block, shift, start)
         scale = np.abs(block - shift).max(axis=0, initial=0.0)
         self.shift = np.concatenate([self.shift[:start], shift])

@@ -22,7 +22,7 @@ from ..loss._multiclass_logistic import _LogisticLoss
 from ..loss._penalties import SMOOTH_PENALTIES
 from ..utils.validation import (check_bool, check_int, check_real, check_solver_data,
                                 check_solver_targets, check_verbose)
-from ._design import SelectedColumns
+from ._dask_columns import columns_store
 from ._objective import LinearObjective
 from ._refit import CarriedCurvature, solve
 from ._selection import FULL_MAX_WORK, SELECTION_RULES, select_full, select_one_column
@@ -218,7 +218,7 @@ class _PathState:
         n_threads = effective_n_jobs(n_jobs) if isinstance(n_jobs, (int, np.integer)) else 1
         self.features = features
         self.widths = candidate_widths(features)
-        self.columns = SelectedColumns(n_samples, n_rounds, n_threads=n_threads)
+        self.columns = columns_store(features, n_samples, n_rounds, n_threads)
         self.objective = LinearObjective(self.columns, y, sample_weight, n_classes=n_classes,
                                          loss=loss, penalty=penalty,
                                          fit_intercept=fit_intercept)
