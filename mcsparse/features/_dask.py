@@ -131,6 +131,7 @@ class RowChunks:
         self.n_samples, self.n_features = (int(s) for s in X.shape)
         self.sizes = tuple(int(c) for c in X.chunks[0])
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
+        self._labels = None
         from distributed import futures_of
 
         X = self.client.persist(X)  # a no-op for an array persisted already
@@ -219,6 +220,17 @@ class RowChunks:
         for future in old:
             future.release()
 
+    def labels(self, y, sample_weight):
+        """Futures of each chunk's ``(y, sample_weight)`` rows, sent at the first call only.
+
+        A path's labels do not change: the candidate scan and a store of
+        selected columns on the workers share them.
+        """
+        if self._labels is None:
+            self._labels = (self.scatter_rows(y), [None] * len(self.sizes)
+                            if sample_weight is None else self.scatter_rows(sample_weight))
+        return self._labels
+
     def scatter_rows(self, values):
         """``values`` (one row per sample) split by chunks: one future per chunk.
 
@@ -229,10 +241,12 @@ class RowChunks:
                 for i in range(len(self.sizes))]
 
     def release(self):
-        """Forget the persisted chunks (the workers free them)."""
-        for future in self.futures:
+        """Forget the persisted chunks and labels (the workers free them)."""
+        labels = [f for part in (self._labels or ()) for f in part
+                  if f is not None]
+        for future in self.futures + labels:
             future.release()
-        self.futures = []
+        self.futures, self._labels = [], None
 
 
 class DaskCandidates(CandidateFeatures):
@@ -297,7 +311,7 @@ class DaskCandidates(CandidateFeatures):
                 "ConvMaxTemplates"
             )
         self._chunks = RowChunks(X, self.client)
-        self._blocks, self._labels, self._gathered = {}, None, {}
+        self._blocks, self._gathered = {}, {}
         self.family_ = self.family._fit_chunks(self._chunks)
         if callable(getattr(self.family_, "_chunk_features", None)):
             # the candidates' matrix, per chunk: what the other methods read
@@ -377,14 +391,11 @@ class DaskCandidates(CandidateFeatures):
         self._check_scanning()
         chunks = self._chunks
         excluded = self._check_excluded(excluded, self.n_candidates_)
-        if self._labels is None:
-            w = objective.sample_weight
-            self._labels = [chunks.scatter_rows(objective.y),
-                            [None] * len(chunks.sizes) if w is None else chunks.scatter_rows(w)]
+        labels = chunks.labels(objective.y, objective.sample_weight)
         blocks = [self._columns_on_workers(j) for j in selected]
         per_chunk = [[b[i] for b in blocks] for i in range(len(chunks.sizes))]
         products = chunks.map(
-            _model_products, per_chunk=(per_chunk, *self._labels),
+            _model_products, per_chunk=(per_chunk, *labels),
             shared=(self.family_, np.ascontiguousarray(coef, dtype=np.float64),
                     np.ascontiguousarray(intercept, dtype=np.float64), objective.loss))
         # the pick runs on the workers, and the chosen candidate's columns are
@@ -445,12 +456,11 @@ class DaskCandidates(CandidateFeatures):
     def release(self):
         """Forget the persisted chunks (idempotent)."""
         if getattr(self, "_chunks", None) is not None:
+            for future in [f for fs in self._blocks.values() for f in fs]:
+                future.release()
             self._chunks.release()
             self._chunks = None
-            labels = [f for part in (self._labels or []) for f in part if f is not None]
-            for future in [f for fs in self._blocks.values() for f in fs] + labels:
-                future.release()
-            self._blocks, self._labels, self._gathered = {}, None, {}
+            self._blocks, self._gathered = {}, {}
 
     def transform_candidates(self, X, ids):
         """The family's ``transform_candidates`` (NumPy input).

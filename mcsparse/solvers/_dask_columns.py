@@ -107,7 +107,6 @@ class DaskColumns:
         self.scale = np.zeros(0)
         self._stores = chunks.map(_chunk_store, per_chunk=(chunks.sizes,),
                                   shared=(max(1, int(capacity)),))
-        self._labels = None
 
     def _parts(self, values):
         return [values[self._chunks.rows(i)] for i in range(len(self._chunks.sizes))]
@@ -154,14 +153,12 @@ class DaskColumns:
     def value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
         """The fused pass on every chunk; fills ``scores`` and ``residual`` here.
 
-        ``y`` and ``sample_weight`` travel to the workers at the first call
-        and are kept there (a path's labels do not change).
+        ``y`` and ``sample_weight`` travel to the workers once per path
+        (``RowChunks.labels``, shared with the candidate scan).
         """
-        if self._labels is None:
-            self._labels = (self._chunks.scatter_rows(y), [None] * len(self._chunks.sizes)
-                            if sample_weight is None else self._chunks.scatter_rows(sample_weight))
+        labels = self._chunks.labels(y, sample_weight)
         parts = self._chunks.gather_list(self._chunks.map(
-            _chunk_value_grad, per_chunk=(self._stores, *self._labels),
+            _chunk_value_grad, per_chunk=(self._stores, *labels),
             shared=(np.ascontiguousarray(Wt, dtype=np.float64),
                     np.ascontiguousarray(intercept, dtype=np.float64), loss)))
         scores[:] = np.concatenate([part[3] for part in parts])
