@@ -186,6 +186,45 @@ def test_scan_on_workers_equals_the_family_in_memory(client, pendigits):
         scan.release()
 
 
+def test_kept_columns_do_not_carry_the_path_in_their_lineage(client, pendigits):
+    """A selected candidate's columns on the workers depend on their chunk alone.
+
+    Computed from the round's pick, they would keep that round's products,
+    hence every earlier round's columns, in the scheduler: a task graph that
+    grows with the square of the rounds (it made a 300-round fit crawl).
+    """
+    from mcsparse.features._dask import DaskCandidates
+    from mcsparse.loss import MulticlassLogisticLoss
+    from mcsparse.solvers._design import SelectedColumns
+    from mcsparse.solvers._objective import LinearObjective
+
+    X, y = pendigits
+    X, y = X[:1200], y[:1200]
+    scan = DaskCandidates(RawFeatures()).fit(da.from_array(X, chunks=(400, -1)))
+    objective = LinearObjective(SelectedColumns(1200, 0), y, n_classes=10,
+                                loss=MulticlassLogisticLoss())
+    selected = []
+    for _ in range(4):
+        W = np.full((10, len(selected)), 0.01)
+        j, _ = scan.best_candidate_for_model(objective, selected, W, np.zeros(10),
+                                             np.array(selected, dtype=np.intp))
+        selected.append(j)
+    from distributed import wait
+
+    chunk_keys = {f.key for f in scan.row_chunks.futures}
+    kept = [f for j in selected for f in scan._blocks[j]]
+    wait(kept)
+    kept = [f.key for f in kept]
+
+    def dependencies(dask_scheduler, keys):
+        return {k: [d.key for d in dask_scheduler.tasks[k].dependencies] for k in keys}
+
+    deps = client.run_on_scheduler(dependencies, keys=kept)
+    assert len(deps) == 4 * 3
+    assert all(len(d) == 1 and d[0] in chunk_keys for d in deps.values()), deps
+    scan.release()
+
+
 @pytest.mark.parametrize("features", ["raw", DecisionStumps(max_bins=32)])
 def test_refit_on_the_workers_beyond_the_client_budget(client, pendigits, features):
     """Selected columns beyond the budget stay on the workers: the same fit.

@@ -403,8 +403,14 @@ class DaskCandidates(CandidateFeatures):
         pick = chunks.tree(products, _add, _pick, (self.family_, excluded))
         columns = chunks.map(_picked_columns, shared=(self.family_, pick))
         (j, score), *parts = chunks._get(products, [pick, *columns])
-        self._blocks[j] = columns
         self._gathered[j] = np.concatenate(parts)
+        # The columns kept on the workers are computed again from the chunks
+        # and the id, not from `pick`: a future computed from `pick` would keep
+        # its lineage (this round's products, hence every earlier round's
+        # columns) in the scheduler, which then grows with the square of the
+        # rounds. Not waited for; the next round's tasks depend on them.
+        del columns, pick, products
+        self._columns_on_workers(j)
         if hasattr(self.family_, "_definitions"):  # the stump's threshold, for its name
             self.family_._definition(j)
         return j, score
