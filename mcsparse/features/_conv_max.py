@@ -632,6 +632,17 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         return conv_max_features(images, self.templates_, self.mask_rows_,
                                  self.mask_cols_, n_jobs=self.n_jobs)
 
+    def _chunk_scanner(self):
+        """What a round's chunk tasks are sent: the raw columns of the candidate matrix.
+
+        The chunks hold the template responses (:meth:`_chunk_features`), so
+        a task needs no templates, and a fitted family with them (0.2 MB for
+        1000 templates) would travel with each task of every round.
+        """
+        scan = RawFeatures()
+        scan.n_features_in_, scan._X_fit = self.n_candidates_, None
+        return scan._set_groups(self.n_candidates_)
+
     def _chunk_products(self, features, residual):
         """A chunk's part of ``Phi^T R``, from its candidate matrix (:meth:`_chunk_features`)."""
         return _raw_products(features, residual)

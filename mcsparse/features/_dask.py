@@ -28,6 +28,11 @@ A family runs on chunks when it implements, besides the protocol of
 ``_chunk_features(X_c)``: each chunk is then replaced on its worker by its
 candidate matrix, which the other methods read (the template responses of
 ``ConvMaxTemplates``), so that the whole matrix never exists in one place.
+And ``_chunk_scanner()``: the object whose ``_chunk_products``, ``_pick``
+and ``_chunk_columns`` the round's tasks call instead of the family's. It
+travels with every task (tens a round), so it should be small: once the
+chunks hold the template responses, ``ConvMaxTemplates`` is scanned as raw
+columns, without its templates.
 """
 
 import numpy as np
@@ -60,9 +65,14 @@ def _persisted(X, index, start):
     return _aligned(check_finite_chunk(X, index, start))
 
 
-def _persisted_by(X, fn):
-    """``fn`` of a chunk, kept on its worker (aligned)."""
-    return _aligned(fn(X))
+def _persisted_by(X, fn, *args):
+    """``fn(X, *args)`` of a chunk, kept on its worker (aligned)."""
+    return _aligned(fn(X, *args))
+
+
+def _chunk_features(X, family):
+    """The family's candidate matrix of a chunk."""
+    return family._chunk_features(X)
 
 
 def _call(fn, chunk, *args):
@@ -74,17 +84,27 @@ def _identity(x):
     return x
 
 
-def _model_products(X, blocks, y, sample_weight, family, coef, intercept, loss):
+def _products(X, residual, family):
+    """A chunk's part of ``X^T R`` for its residual rows."""
+    return family._chunk_products(X, residual)
+
+
+def _chunk_columns(X, family, ids):
+    """Candidates ``ids`` on a chunk."""
+    return family._chunk_columns(X, ids)
+
+
+def _model_products(X, y, sample_weight, family, selected, coef, intercept, loss):
     """A chunk's part of ``X^T R`` at the model ``(coef, intercept)``.
 
     The residual rows ``w_i (p_i - e_{y_i})`` are computed here, on the
-    worker, from the chunk's selected columns (``blocks``, one per selected
-    candidate), so that only the model travels.
+    worker, from the chunk's columns of the ``selected`` candidates, so that
+    only the model travels.
     """
     scores = np.empty((X.shape[0], intercept.shape[0]))
     scores[:] = intercept
-    if blocks:
-        scores += np.hstack(blocks) @ coef.T
+    if selected.size:
+        scores += family._chunk_columns(X, selected) @ coef.T
     residual = np.empty_like(scores)
     loss.sum_gradient(scores, y, sample_weight, residual)
     return family._chunk_products(X, residual)
@@ -211,12 +231,12 @@ class RowChunks:
         """The results of one future per chunk, as a list here."""
         return self._get(futures)
 
-    def transform(self, fn):
-        """Replace every chunk by ``fn(chunk)``, computed and kept on the workers.
+    def transform(self, fn, shared=()):
+        """Replace every chunk by ``fn(chunk, *shared)``, computed and kept on the workers.
 
         The chunks' lineage is kept: a lost one is recomputed from the array.
         """
-        old, self.futures = self.futures, self.map(_persisted_by, shared=(fn,))
+        old, self.futures = self.futures, self.map(_persisted_by, shared=(fn, *shared))
         for future in old:
             future.release()
 
@@ -311,11 +331,16 @@ class DaskCandidates(CandidateFeatures):
                 "ConvMaxTemplates"
             )
         self._chunks = RowChunks(X, self.client)
-        self._blocks, self._gathered = {}, {}
+        self._gathered = {}
         self.family_ = self.family._fit_chunks(self._chunks)
         if callable(getattr(self.family_, "_chunk_features", None)):
             # the candidates' matrix, per chunk: what the other methods read
-            self._chunks.transform(self.family_._chunk_features)
+            self._chunks.transform(_chunk_features, shared=(self.family_,))
+        # What every chunk task of a round is sent: the family, or the small
+        # object that scans its transformed chunks (the templates, 0.2 MB,
+        # would otherwise cross the scheduler with each of tens of tasks a round)
+        scanner = getattr(self.family_, "_chunk_scanner", None)
+        self._scanner = scanner() if callable(scanner) else self.family_
         self.n_features_in_ = self.family_.n_features_in_
         self.n_candidates_ = self.family_.n_candidates_
         widths = getattr(self.family_, "candidate_widths_", None)
@@ -359,16 +384,18 @@ class DaskCandidates(CandidateFeatures):
         excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = self._check_residual(residual, chunks.n_samples)
         parts = [residual[chunks.rows(i)] for i in range(len(chunks.sizes))]
-        products = chunks.map_reduce(self.family_._chunk_products, _add, per_chunk=(parts,))
-        return self.family_._pick(products, excluded)
+        products = chunks.map_reduce(_products, _add, per_chunk=(parts,), shared=(self._scanner,))
+        return self._scanner._pick(products, excluded)
 
     def best_candidate_for_model(self, objective, selected, coef, intercept, excluded):
         """:meth:`best_candidate` at a model: the residual is computed on the workers.
 
-        Each worker computes its chunks' scores from their selected columns
-        (kept there since they were chosen), the residual rows by the
-        objective's loss, and its part of ``X^T R``; only ``coef`` and
-        ``intercept`` travel to the workers, and the summed products back.
+        Each worker computes its chunks' selected columns (from the chunk and
+        the ids: a slice of the candidate matrix, or the stumps'
+        comparisons), their scores, the residual rows by the objective's
+        loss and its part of ``X^T R``; only ``coef`` and ``intercept``
+        travel to the workers, and the summed products back. A task depends
+        on its chunk and labels alone, whatever the number of rounds.
 
         Parameters
         ----------
@@ -392,41 +419,26 @@ class DaskCandidates(CandidateFeatures):
         chunks = self._chunks
         excluded = self._check_excluded(excluded, self.n_candidates_)
         labels = chunks.labels(objective.y, objective.sample_weight)
-        blocks = [self._columns_on_workers(j) for j in selected]
-        per_chunk = [[b[i] for b in blocks] for i in range(len(chunks.sizes))]
         products = chunks.map(
-            _model_products, per_chunk=(per_chunk, *labels),
-            shared=(self.family_, np.ascontiguousarray(coef, dtype=np.float64),
+            _model_products, per_chunk=labels,
+            shared=(self._scanner, np.asarray(selected, dtype=np.intp).reshape(-1),
+                    np.ascontiguousarray(coef, dtype=np.float64),
                     np.ascontiguousarray(intercept, dtype=np.float64), objective.loss))
         # the pick runs on the workers, and the chosen candidate's columns are
         # computed there at once: one round trip per round
-        pick = chunks.tree(products, _add, _pick, (self.family_, excluded))
-        columns = chunks.map(_picked_columns, shared=(self.family_, pick))
+        pick = chunks.tree(products, _add, _pick, (self._scanner, excluded))
+        columns = chunks.map(_picked_columns, shared=(self._scanner, pick))
         (j, score), *parts = chunks._get(products, [pick, *columns])
         self._gathered[j] = np.concatenate(parts)
-        # The columns kept on the workers are computed again from the chunks
-        # and the id, not from `pick`: a future computed from `pick` would keep
-        # its lineage (this round's products, hence every earlier round's
-        # columns) in the scheduler, which then grows with the square of the
-        # rounds. Not waited for; the next round's tasks depend on them.
-        del columns, pick, products
-        self._columns_on_workers(j)
         if hasattr(self.family_, "_definitions"):  # the stump's threshold, for its name
             self.family_._definition(j)
         return j, score
 
-    def _columns_on_workers(self, j):
-        """Candidate ``j``'s columns, one future per chunk, kept on the workers."""
-        if j not in self._blocks:
-            self._blocks[j] = self._chunks.map(self.family_._chunk_columns,
-                                               shared=(np.array([j], dtype=np.intp),))
-        return self._blocks[j]
-
     def training_columns(self, ids):
         """Candidates ``ids`` on the training data, gathered from the workers (float64).
 
-        Each candidate's chunks stay on the workers, for
-        :meth:`best_candidate_for_model`.
+        The candidate chosen by the last :meth:`best_candidate_for_model`
+        came with it; others are computed on the chunks now.
 
         Parameters
         ----------
@@ -439,7 +451,8 @@ class DaskCandidates(CandidateFeatures):
         self._check_scanning()
         ids = self._check_ids(ids, self.n_candidates_)
         blocks = [self._gathered.pop(j) if j in self._gathered
-                  else self._chunks.gather_rows(self._columns_on_workers(j))
+                  else self._chunks.gather_rows(self._chunks.map(
+                      _chunk_columns, shared=(self._scanner, np.array([j], dtype=np.intp))))
                   for j in ids.tolist()]
         return np.hstack(blocks) if blocks else np.zeros((self._chunks.n_samples, 0))
 
@@ -462,11 +475,9 @@ class DaskCandidates(CandidateFeatures):
     def release(self):
         """Forget the persisted chunks (idempotent)."""
         if getattr(self, "_chunks", None) is not None:
-            for future in [f for fs in self._blocks.values() for f in fs]:
-                future.release()
             self._chunks.release()
             self._chunks = None
-            self._blocks, self._gathered = {}, {}
+            self._gathered = {}
 
     def transform_candidates(self, X, ids):
         """The family's ``transform_candidates`` (NumPy input).
