@@ -108,7 +108,8 @@ def _run(cmd, cwd, env=None, timeout=1800):
 
 
 @pytest.fixture(scope="module")
-def docs_url(serve, tmp_path_factory):
+def docs_html(tmp_path_factory):
+    """The folder of an HTML build of the docs."""
     html = os.environ.get("MCSPARSE_DOCS_HTML")
     if html:
         html = Path(html)
@@ -125,12 +126,17 @@ def docs_url(serve, tmp_path_factory):
         # writes the gallery into doc/ as make does.
         _run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going",
               "doc", str(html)], cwd=ROOT, env={**os.environ, "MCSPARSE_FULL": "0"})
-    return serve(html)
+    return html
 
 
-def _open(browser, url):
+@pytest.fixture(scope="module")
+def docs_url(serve, docs_html):
+    return serve(docs_html)
+
+
+def _open(browser, url, width=1280):
     """Open ``url``; collect JavaScript errors and failed requests."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": 900})
     problems = []
     page.on("pageerror", lambda exc: problems.append(f"JavaScript error: {exc}"))
     page.on("requestfailed", lambda req: problems.append(
@@ -199,6 +205,73 @@ def test_api_page_of_shareboost(browser, docs_url, screenshots):
     assert thumbnails.count() >= 3
     _shot(page, screenshots, "api_ShareBoostClassifier")
     assert problems == []
+
+
+# Words a reader of the published docs cannot follow: the project's private
+# reading notes and data folder, and its issue tracker's vocabulary.
+INTERNAL_REFERENCES = re.compile(r"NOTES\.md|\bshared/|\bissues?\b", re.IGNORECASE)
+
+
+def _visible_text(html):
+    """The text of an HTML page, without its tags, scripts and styles."""
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.DOTALL | re.IGNORECASE)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def internal_references(html_root):
+    """``(page, excerpt)`` for every internal reference in the built pages."""
+    found = []
+    for page in sorted(Path(html_root).rglob("*.html")):
+        if page.relative_to(html_root).parts[0] in ("_sources", "_static", "_modules"):
+            continue
+        text = _visible_text(page.read_text(encoding="utf-8", errors="replace"))
+        for match in INTERNAL_REFERENCES.finditer(text):
+            excerpt = text[max(0, match.start() - 50):match.end() + 30]
+            found.append((str(page.relative_to(html_root)), excerpt))
+    return found
+
+
+def test_internal_reference_finder(tmp_path):
+    """The scan below finds what it looks for, in the text and not in the markup."""
+    (tmp_path / "a.html").write_text(
+        '<p>as <code>NOTES.md</code> says</p><script>var issue = 1;</script>'
+        '<p>see shared/datasets</p><a href="shared/x.html">fine</a><p>Tissues</p>')
+    found = [excerpt for _, excerpt in internal_references(tmp_path)]
+    assert len(found) == 2 and "NOTES.md" in found[0] and "shared/datasets" in found[1]
+
+
+def test_no_internal_references(docs_html):
+    """No page points the reader at the project's notes, data folder or issues."""
+    found = internal_references(docs_html)
+    assert not found, "\n".join(f"{page}: ...{excerpt}..." for page, excerpt in found)
+
+
+# page: the number of tables it shows at least
+RESULT_PAGES = {"results.html": 8, "performance.html": 1}
+
+
+def test_results_pages_fit_their_column(browser, docs_url, screenshots):
+    """At 1400 px no table or code block of the results pages is wider than its column."""
+    for name, n_tables in RESULT_PAGES.items():
+        page, problems = _open(browser, docs_url + name, width=1400)
+        tables = page.locator("article table").count()
+        assert tables >= n_tables, (name, tables)
+        overflow = page.eval_on_selector_all(
+            "article table, article pre",
+            """els => els.map(e => {
+                const column = e.closest('article').getBoundingClientRect();
+                const box = e.getBoundingClientRect();
+                let scroller = e;  // the theme wraps tables in a scrolling div
+                while (scroller && scroller.scrollWidth <= scroller.clientWidth + 1
+                       && scroller.tagName !== 'ARTICLE') scroller = scroller.parentElement;
+                return [e.tagName, e.innerText.slice(0, 60), box.right - column.right,
+                        scroller && scroller.tagName !== 'ARTICLE'];
+            })""")
+        bad = [o for o in overflow if o[2] > 1 or o[3]]
+        assert not bad, (name, bad)
+        _shot(page, screenshots, name.replace(".html", ""))
+        assert problems == []
+        page.close()
 
 
 def _gallery_pages(docs_url, browser):

@@ -61,3 +61,35 @@ def test_readme_is_valid_restructuredtext(name):
     docutils_core.publish_doctree(
         path.read_text(),
         settings_overrides={"report_level": 2, "halt_level": 2, "warning_stream": False})
+
+
+def _getting_started_script():
+    text = (ROOT / "doc" / "getting_started.rst").read_text()
+    block = text.split(".. code-block:: python\n", 1)[1]
+    lines = []
+    for line in block.splitlines()[1:]:
+        if line and not line.startswith("    "):
+            break
+        lines.append(line[4:])
+    return "\n".join(lines)
+
+
+def test_getting_started_script_runs_and_prints_what_it_says(tmp_path):
+    """The first code a reader sees runs as it is, and its comments give its output."""
+    import subprocess
+    import sys
+
+    if not (ROOT / "doc" / "getting_started.rst").is_file():
+        pytest.skip("not a source checkout")
+    pytest.importorskip("matplotlib")
+    script = _getting_started_script()
+    assert "ShareBoostClassifier" in script and "staged_predict" in script
+    (tmp_path / "start.py").write_text(script)
+    res = subprocess.run([sys.executable, "start.py"], cwd=tmp_path, capture_output=True,
+                         text=True, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
+    assert res.returncode == 0, res.stderr
+    # every "# value" comment on a print line appears in the output
+    for line in script.splitlines():
+        if line.startswith("print(") and "# " in line:
+            shown = line.split("# ", 1)[1].replace("...", "").rstrip(" ]")
+            assert shown in res.stdout, (shown, res.stdout)

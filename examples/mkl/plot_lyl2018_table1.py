@@ -23,9 +23,9 @@ One Gram stack per data set is computed once and every fit reads its rows
 (:func:`mcsparse.solvers.multiclass_mkl` takes ``rows``), so no kernel is
 recomputed across folds.
 
-The authors' code differs on three points (see ``NOTES.md`` and the user
-guide): it reports for the MKL methods the best *test* accuracy over
-training checkpoints, and computes tail sums and cross-validation on
+The authors' code differs on three points (see :doc:`/user_guide/mkl`): it
+reports for the MKL methods the best *test* accuracy over training
+checkpoints, and computes tail sums and cross-validation on
 training and test data together. Numbers from that protocol are not
 comparable with the ones below, which are lower on some data sets.
 
@@ -48,7 +48,7 @@ part of it, so that a long run can be shared between processes or resumed:
 the same in every run, and its folds and solvers are seeded with ``s``) and
 ``MCSPARSE_TABLE1_METHODS="OvR SVM,OvO SVM"`` (methods). Each split's line
 gives its wall-clock and CPU time. Measured numbers are in the
-:doc:`getting started page </getting_started>`.
+:doc:`results page </results>`.
 """
 
 # %%

@@ -18,8 +18,8 @@ starts to overfit."
 
 **Two mixed-norm curves.** The path as fitted (its weights shrunk by the
 penalty), and the *debiased* path: each model's selected columns refitted
-without the penalty (the "relaxed" group lasso). ``NOTES.md`` records that
-the debiased path closes most of the gap, so a fair comparison shows both.
+without the penalty (the "relaxed" group lasso). The debiased path closes
+most of the gap to ShareBoost, so a fair comparison shows both.
 
 **What differs from the paper.** ISOLET (617 features, 190,036 products) is
 not available here; the UCI letter data (26 classes, 16 features, 120

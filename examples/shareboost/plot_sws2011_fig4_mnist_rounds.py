@@ -16,7 +16,7 @@ float32 training matrix (3.84 GB) is computed once by a Cython kernel and
 ShareBoost selects one column per round.
 
 **Protocol.** The bare loss separates the training set after roughly 130
-rounds and stops improving (``shared/papers/NOTES.md``), so a Frobenius
+rounds and stops improving (measured on these digits), so a Frobenius
 penalty ``alpha ||W||_F^2`` (§3.3) is needed. ``alpha`` is chosen on the
 training set only: the last 10,000 training digits are held out, ShareBoost
 runs on the first 50,000 for each ``alpha`` of a small grid, and the
@@ -33,7 +33,7 @@ examples/shareboost/plot_sws2011_fig4_mnist_rounds.py``, 2 cores): ``alpha``
 below 1% at 75, 0.71% at 266). The pipeline took 165 s (431 s with the
 earlier refit engine), the whole example 10.7 minutes, and the process
 peaked at 4.3 GB. The
-:doc:`getting started page </getting_started>` lists what we tried.
+:doc:`results page </results>` lists what we tried.
 
 Quick mode (the docs build) uses 5000 training and 2000 test digits, 250
 templates and 100 rounds; ``MCSPARSE_FULL=1`` runs the full protocol (300

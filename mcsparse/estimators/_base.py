@@ -168,7 +168,10 @@ class StagedMixin:
         Yields
         ------
         scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            One item per round ``t = 1 .. n_iter_``.
+            One item per round ``t = 1 .. n_iter_``. A dask array for a dask
+            ``X`` (ShareBoost): compute the items together,
+            ``dask.compute(*stages)``, so that the selected candidates of
+            ``X`` are computed once, not once per round.
         """
         for scores in self._staged_scores(X):
             yield _to_decision(scores)
@@ -184,7 +187,10 @@ class StagedMixin:
         Yields
         ------
         y_pred : ndarray of shape (n_samples,)
-            One item per round ``t = 1 .. n_iter_``.
+            One item per round ``t = 1 .. n_iter_``. A dask array for a dask
+            ``X`` (ShareBoost): compute the items together,
+            ``dask.compute(*stages)``, so that the selected candidates of
+            ``X`` are computed once, not once per round.
         """
         for scores in self._staged_scores(X):
             yield _labels(self.classes_, scores)

@@ -396,7 +396,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     objective non-increasing along the path. It is computed with
     ``logaddexp``/``logsumexp``, stable for any :math:`\beta W`.
 
-    The default selection rule is step 4 of the algorithm (NOTES.md):
+    The default selection rule is the greedy step of the paper's algorithm:
     :math:`r = \arg\max_j \|\nabla_W L[:, j]\|_1` over unselected
     candidates, computed by the candidate family: for raw columns one BLAS
     product :math:`X^\top R`, for stumps prefix sums over each feature's

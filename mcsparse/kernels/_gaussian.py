@@ -497,8 +497,7 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
     tail_sum_floor : float, default=1e-2
         ``r_m`` is raised to at least ``tail_sum_floor * trace(K_m)`` before
         dividing: a near-constant (very wide) kernel has a tail sum near zero,
-        and ``K_m / r_m`` would hand it almost all the weight (NOTES.md,
-        "Multi-class MKL").
+        and ``K_m / r_m`` would hand it almost all the weight.
 
     Returns
     -------

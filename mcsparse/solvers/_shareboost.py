@@ -579,7 +579,7 @@ def shareboost_path(
     """Run ShareBoost for ``n_rounds`` rounds.
 
     The low-level solver behind :class:`mcsparse.ShareBoostClassifier`: the
-    algorithm of [SWS2011]_ (NOTES.md, "Algorithm (ShareBoost)"). Round 0
+    algorithm of [SWS2011]_ (the paper's algorithm box). Round 0
     fits the intercept alone (when ``fit_intercept``); every round then adds
     the unselected column chosen by ``selection`` (by default the largest
     ``||G[:, j]||_1``) and refits all selected columns, warm-started from
