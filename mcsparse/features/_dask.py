@@ -65,14 +65,9 @@ def _persisted(X, index, start):
     return _aligned(check_finite_chunk(X, index, start))
 
 
-def _persisted_by(X, fn, *args):
-    """``fn(X, *args)`` of a chunk, kept on its worker (aligned)."""
-    return _aligned(fn(X, *args))
-
-
-def _chunk_features(X, family):
-    """The family's candidate matrix of a chunk."""
-    return family._chunk_features(X)
+def _persisted_by(X, fn):
+    """``fn`` of a chunk, kept on its worker (aligned)."""
+    return _aligned(fn(X))
 
 
 def _call(fn, chunk, *args):
@@ -82,16 +77,6 @@ def _call(fn, chunk, *args):
 
 def _identity(x):
     return x
-
-
-def _products(X, residual, family):
-    """A chunk's part of ``X^T R`` for its residual rows."""
-    return family._chunk_products(X, residual)
-
-
-def _chunk_columns(X, family, ids):
-    """Candidates ``ids`` on a chunk."""
-    return family._chunk_columns(X, ids)
 
 
 def _model_products(X, y, sample_weight, family, selected, coef, intercept, loss):
@@ -231,12 +216,12 @@ class RowChunks:
         """The results of one future per chunk, as a list here."""
         return self._get(futures)
 
-    def transform(self, fn, shared=()):
-        """Replace every chunk by ``fn(chunk, *shared)``, computed and kept on the workers.
+    def transform(self, fn):
+        """Replace every chunk by ``fn(chunk)``, computed and kept on the workers.
 
         The chunks' lineage is kept: a lost one is recomputed from the array.
         """
-        old, self.futures = self.futures, self.map(_persisted_by, shared=(fn, *shared))
+        old, self.futures = self.futures, self.map(_persisted_by, shared=(fn,))
         for future in old:
             future.release()
 
@@ -335,7 +320,7 @@ class DaskCandidates(CandidateFeatures):
         self.family_ = self.family._fit_chunks(self._chunks)
         if callable(getattr(self.family_, "_chunk_features", None)):
             # the candidates' matrix, per chunk: what the other methods read
-            self._chunks.transform(_chunk_features, shared=(self.family_,))
+            self._chunks.transform(self.family_._chunk_features)
         # What every chunk task of a round is sent: the family, or the small
         # object that scans its transformed chunks (the templates, 0.2 MB,
         # would otherwise cross the scheduler with each of tens of tasks a round)
@@ -384,7 +369,7 @@ class DaskCandidates(CandidateFeatures):
         excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = self._check_residual(residual, chunks.n_samples)
         parts = [residual[chunks.rows(i)] for i in range(len(chunks.sizes))]
-        products = chunks.map_reduce(_products, _add, per_chunk=(parts,), shared=(self._scanner,))
+        products = chunks.map_reduce(self._scanner._chunk_products, _add, per_chunk=(parts,))
         return self._scanner._pick(products, excluded)
 
     def best_candidate_for_model(self, objective, selected, coef, intercept, excluded):
@@ -452,7 +437,7 @@ class DaskCandidates(CandidateFeatures):
         ids = self._check_ids(ids, self.n_candidates_)
         blocks = [self._gathered.pop(j) if j in self._gathered
                   else self._chunks.gather_rows(self._chunks.map(
-                      _chunk_columns, shared=(self._scanner, np.array([j], dtype=np.intp))))
+                      self._scanner._chunk_columns, shared=(np.array([j], dtype=np.intp),)))
                   for j in ids.tolist()]
         return np.hstack(blocks) if blocks else np.zeros((self._chunks.n_samples, 0))
 
