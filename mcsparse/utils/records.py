@@ -1,0 +1,152 @@
+"""Result files of the examples' full runs: what was measured, by which command and commit.
+
+A full run of an example (``MCSPARSE_FULL=1``) takes minutes to an hour, so
+the documentation build runs the examples in a quick mode. The full run
+saves its numbers and curves in a small JSON file beside the example
+(committed with the code); the quick mode reads it back and draws the full
+run's curve beside its own, so that every full-run number in the documents
+comes from a file that says how it was produced.
+"""
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+#: Keys every result file has besides ``results``.
+RECORD_KEYS = ("command", "commit", "date", "mcsparse_version", "cpus", "platform")
+
+
+def _git(directory, *args):
+    """Output of ``git args`` run in ``directory``, or None (not a checkout, no git)."""
+    try:
+        done = subprocess.run(["git", *args], cwd=directory, capture_output=True,
+                              text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def _provenance(script):
+    """Command, commit and machine of a full run of ``script``."""
+    from .. import __version__
+
+    script = Path(script).resolve()
+    root = _git(script.parent, "rev-parse", "--show-toplevel")
+    commit = _git(script.parent, "rev-parse", "HEAD")
+    if commit is not None and _git(script.parent, "status", "--porcelain",
+                                   "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    name = script.relative_to(root).as_posix() if root else script.name
+    return {
+        "command": f"MCSPARSE_FULL=1 python {name}",
+        "commit": commit or "unknown (not run from a git checkout)",
+        "date": datetime.date.today().isoformat(),
+        "mcsparse_version": __version__,
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+    }
+
+
+def _plain(value):
+    """``value`` with NumPy arrays and scalars as lists and Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        raise ValueError(f"a result file holds finite numbers only, got {value!r}")
+    return value
+
+
+def save_full_run(path, results, *, script):
+    """Write the results of a full run of ``script`` to the JSON file ``path``.
+
+    The file also records the command that reproduces the run, the git
+    commit it ran from (marked when the checkout had uncommitted changes),
+    the date, the mcsparse version and the machine's cores. It is written to
+    a temporary file first and then renamed: an interrupted run leaves no
+    half-written file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The result file; its directory is created if needed.
+    results : dict
+        JSON-serialisable values: numbers, strings, lists, nested dicts;
+        NumPy arrays and scalars are converted.
+    script : str or path-like
+        The example that ran (its ``__file__``).
+
+    Returns
+    -------
+    record : dict
+        What was written: ``results`` and the keys of :data:`RECORD_KEYS`.
+
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a dict or holds a value JSON cannot store.
+    ValueError
+        If ``results`` holds NaN or infinity.
+    """
+    if not isinstance(results, dict):
+        raise TypeError(f"results must be a dict, got {type(results).__name__}")
+    record = {**_provenance(script), "results": _plain(results)}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, indent=1, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return record
+
+
+def load_full_run(path):
+    """Read a result file written by :func:`save_full_run`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The result file.
+
+    Returns
+    -------
+    record : dict or None
+        The record (``results`` and the keys of :data:`RECORD_KEYS`), or None
+        when there is no such file (no full run recorded yet).
+
+    Raises
+    ------
+    ValueError
+        If the file is not valid JSON or lacks a key of a record, naming the file.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the result file {path} is not valid JSON ({exc})") from None
+    missing = [k for k in (*RECORD_KEYS, "results") if not isinstance(record, dict)
+               or k not in record]
+    if missing:
+        raise ValueError(f"the result file {path} lacks {', '.join(missing)}: not "
+                         "written by save_full_run")
+    return record

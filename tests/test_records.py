@@ -1,0 +1,95 @@
+"""Result files of the examples' full runs (mcsparse.utils.records)."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from mcsparse.utils.records import RECORD_KEYS, load_full_run, save_full_run
+
+
+def test_round_trip_keeps_numbers_and_says_how_they_were_made(tmp_path):
+    path = tmp_path / "sub" / "run.json"
+    curve = np.array([0.5, 0.25, 0.125], dtype=np.float32)
+    written = save_full_run(path, {"test_error": curve, "alpha": np.float64(3e-5),
+                                   "n": np.int64(7), "by_alpha": {1e-5: 0.1}},
+                            script=__file__)
+    record = load_full_run(path)
+    assert record == written
+    assert record["results"]["test_error"] == [0.5, 0.25, 0.125]
+    assert record["results"]["alpha"] == 3e-5 and record["results"]["n"] == 7
+    assert record["results"]["by_alpha"] == {"1e-05": 0.1}
+    assert set(RECORD_KEYS) <= set(record)
+    assert record["command"] == "MCSPARSE_FULL=1 python tests/test_records.py"
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:  # run from a checkout: its commit, marked if modified
+        assert record["commit"].startswith(head.stdout.strip())
+    assert list(tmp_path.joinpath("sub").iterdir()) == [path]  # no temporary left
+
+
+def test_outside_a_checkout_the_commit_is_unknown(tmp_path):
+    script = tmp_path / "plot_example.py"
+    script.write_text("")
+    record = save_full_run(tmp_path / "r.json", {"x": 1}, script=script)
+    assert record["command"] == "MCSPARSE_FULL=1 python plot_example.py"
+    assert record["commit"].startswith("unknown")
+
+
+def test_missing_file_is_none(tmp_path):
+    assert load_full_run(tmp_path / "absent.json") is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "lacks"),
+    (json.dumps({"results": {}}), "lacks command"),
+])
+def test_corrupted_files_are_named(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as info:
+        load_full_run(path)
+    assert "bad.json" in str(info.value)
+
+
+@pytest.mark.parametrize("results, error", [
+    ({"x": float("nan")}, ValueError),
+    ({"x": [1.0, np.inf]}, ValueError),
+    ([1, 2], TypeError),
+    ({"x": object()}, TypeError),
+])
+def test_bad_results_leave_no_file(tmp_path, results, error):
+    path = tmp_path / "r.json"
+    with pytest.raises(error):
+        save_full_run(path, results, script=__file__)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_write_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    save_full_run(path, {"x": 1}, script=__file__)
+    before = path.read_text()
+
+    def broken(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("mcsparse.utils.records.os.replace", broken)
+    with pytest.raises(KeyboardInterrupt):
+        save_full_run(path, {"x": 2}, script=__file__)
+    assert path.read_text() == before
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_committed_records_are_valid():
+    """Every result file committed beside an example loads and names its example."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.glob("examples/*/results/*.json")):
+        record = load_full_run(path)
+        script = record["command"].split()[-1]
+        assert (root / script).is_file(), (path, script)
+        assert not record["commit"].startswith("unknown"), path
+
+
