@@ -30,15 +30,20 @@ rounds; ``MCSPARSE_FULL=1`` uses the whole training sets and 100 rounds.
 import os
 import time
 import warnings
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FixedLocator, NullFormatter, PercentFormatter
 from sklearn.exceptions import ConvergenceWarning
 
 from mcsparse import JointBoostClassifier, ShareBoostClassifier
 from mcsparse.datasets import load_letter, load_pendigits, load_satimage
+from mcsparse.utils.records import load_full_run, save_full_run
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
+# the full run's curves and times, committed beside this example
+RECORD = Path(__file__).resolve().parent / "results" / "fig3_jointboost.json"
 n_rounds = 100 if FULL else 40
 max_train = None if FULL else 3000
 
@@ -71,6 +76,7 @@ for name, (X, y, X_test, y_test) in datasets.items():
     joint = JointBoostClassifier(n_estimators=n_rounds).fit(X, y)
     joint_time = time.perf_counter() - start
     results[name] = {
+        "n_train": len(X),
         "ShareBoost": [np.mean(p != y_test) for p in share.staged_predict(X_test)],
         "JointBoost": [np.mean(p != y_test) for p in joint.staged_predict(X_test)],
         "times": (share_time, joint_time),
@@ -107,16 +113,51 @@ print("Paper (Fig. 3, bottom): ShareBoost's error falls much faster than "
 # fall of the error.
 
 # %%
-# Fig. 3 (bottom)
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-for ax, (name, res) in zip(axes, results.items()):
+# The full run's record
+#
+# A full run saves its curves and times in ``results/fig3_jointboost.json``
+# beside this example, with its command and commit; quick mode draws them
+# beside its own curves.
+if FULL:
+    save_full_run(RECORD, {"n_rounds": n_rounds, "data_sets": results}, script=__file__)
+    print(f"saved {RECORD.name}")
+full = None if FULL else load_full_run(RECORD)
+if full is not None:
+    print(f"full run of {full['date']} (commit {full['commit'][:10]}, {full['cpus']} cores), "
+          "test error (%) at " + ", ".join(str(t) for t in (10, 20, 40, 100)) + " stumps:")
+    for name, res in full["results"]["data_sets"].items():
+        for i, method in enumerate(("ShareBoost", "JointBoost")):
+            errors = "  ".join(f"{100 * res[method][t - 1]:.2f}" for t in (10, 20, 40, 100))
+            print(f"  {name:10s} {method:10s} {errors}   {res['times'][i]:.1f} s "
+                  f"({res['n_train']} training samples)")
+
+# %%
+# Fig. 3 (bottom): one panel per data set
+mode = "full run" if FULL else "quick mode"
+for name, res in results.items():
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
     rounds = np.arange(1, n_rounds + 1)
-    ax.plot(rounds, 100 * np.array(res["ShareBoost"]), label="ShareBoost (stumps)")
-    ax.plot(rounds, 100 * np.array(res["JointBoost"]), "--", label="JointBoost")
-    ax.set_title(f"{name} ({res['times'][0]:.0f} s vs {res['times'][1]:.0f} s)")
-    ax.set_xlabel("number of stumps")
+    styles = {"ShareBoost": ("C0", "-"), "JointBoost": ("C1", "-")}
+    for i, method in enumerate(("ShareBoost", "JointBoost")):
+        color, ls = styles[method]
+        ax.plot(rounds, 100 * np.array(res[method]), color=color, ls=ls,
+                label=f"{method}, {mode} ({res['n_train']} samples, {res['times'][i]:.1f} s)")
+    if full is not None and name in full["results"]["data_sets"]:
+        ref = full["results"]["data_sets"][name]
+        for i, method in enumerate(("ShareBoost", "JointBoost")):
+            curve = 100 * np.array(ref[method])
+            ax.plot(np.arange(1, curve.size + 1), curve, color=styles[method][0], ls="--",
+                    label=f"{method}, full run ({ref['n_train']} samples, "
+                    f"{ref['times'][i]:.1f} s, {full['date']})")
+    # log axis (the error falls from tens of percent), labelled in percent
     ax.set_yscale("log")
-axes[0].set_ylabel("test error (%)")
-axes[0].legend()
-fig.tight_layout()
+    ax.yaxis.set_major_locator(FixedLocator([1, 2, 5, 10, 20, 50, 100]))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+    ax.set_xlabel("number of stumps")
+    ax.set_ylabel("test error")
+    ax.set_title(f"Fig. 3 (bottom): {name}" + ("" if FULL else " (quick mode)"))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
 plt.show()

@@ -39,14 +39,17 @@ overfit early); ``MCSPARSE_FULL=1`` uses the whole training sets and
 import os
 import time
 import warnings
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FixedLocator, NullFormatter, PercentFormatter
 from sklearn.exceptions import ConvergenceWarning
 
 from mcsparse import ShareBoostClassifier, mixed_norm_classifier_path
 from mcsparse.datasets import load_letter, load_pendigits, load_satimage
 from mcsparse.features import PairwiseProducts
+from mcsparse.utils.records import load_full_run, save_full_run
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
 max_train = None if FULL else 1000
@@ -83,6 +86,7 @@ for name, (X, y, X_test, y_test) in datasets.items():
         path_time = time.perf_counter() - start
         debiased = mixed_norm_classifier_path(X, y, n_alphas=n_alphas, debias=True)
     results[name] = {
+        "n_train": len(X), "times": {"ShareBoost": share_time, "mixed norm": path_time},
         "ShareBoost": (np.arange(1, n_rounds + 1),
                        [np.mean(p != y_test) for p in share.staged_predict(X_test)]),
         "mixed norm": ([m.support_.sum() for m in path],
@@ -107,8 +111,10 @@ def error_at(n_features, errors, target):
 # number it actually uses is in brackets)
 print(f"{'data set':10s} {'method':22s}" + "".join(f"{t:>13d}" for t in (10, 20, 40)))
 below = {}
+METHODS = ("ShareBoost", "mixed norm", "mixed norm, debiased")
 for name, res in results.items():
-    for method, (n_features, errors) in res.items():
+    for method in METHODS:
+        n_features, errors = res[method]
         cells = []
         for target in (10, 20, 40):
             err, used = error_at(n_features, errors, target)
@@ -124,16 +130,54 @@ print("Paper (Fig. 3, top): ShareBoost's error falls much faster than the "
       "mixed-norm path's; with more features ShareBoost starts to overfit.")
 
 # %%
-# Fig. 3 (top)
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-for ax, (name, res) in zip(axes, results.items()):
-    for (method, (n_features, errors)), style in zip(res.items(), ["-", "o--", "s:"]):
-        ax.plot(n_features, 100 * np.array(errors), style, markersize=3, label=method)
-    ax.set_title(name)
+# The full run's record
+#
+# A full run saves its curves and times in ``results/fig3_mixed_norm.json``
+# beside this example, with its command and commit; quick mode draws them
+# beside its own curves.
+RECORD = Path(__file__).resolve().parent / "results" / "fig3_mixed_norm.json"
+if FULL:
+    save_full_run(RECORD, {"n_rounds": n_rounds, "n_alphas": n_alphas, "data_sets": results},
+                  script=__file__)
+    print(f"saved {RECORD.name}")
+full = None if FULL else load_full_run(RECORD)
+if full is not None:
+    print(f"full run of {full['date']} (commit {full['commit'][:10]}, {full['cpus']} cores), "
+          "test error (%) at 10 / 20 / 40 features:")
+    for name, res in full["results"]["data_sets"].items():
+        for method in METHODS:
+            cells = [100 * error_at(*res[method], target)[0] for target in (10, 20, 40)]
+            print(f"  {name:10s} {method:22s}" + "".join(f"{c:8.2f}" for c in cells))
+        print(f"  {name}: {res['n_train']} training samples, ShareBoost "
+              f"{res['times']['ShareBoost']:.0f} s, mixed-norm path "
+              f"{res['times']['mixed norm']:.0f} s")
+
+# %%
+# Fig. 3 (top): one panel per data set
+mode = "full run" if FULL else "quick mode"
+styles = {"ShareBoost": ("C0", "-", ""), "mixed norm": ("C1", "-", "o"),
+          "mixed norm, debiased": ("C2", "-", "s")}
+for name, res in results.items():
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    runs = [(mode, res, "-")]
+    if full is not None and name in full["results"]["data_sets"]:
+        runs.append((f"full run, {full['date']}", full["results"]["data_sets"][name], "--"))
+    for label, run, ls in runs:
+        for method in METHODS:
+            color, _, marker = styles[method]
+            n_features, errors = run[method]
+            ax.plot(n_features, 100 * np.array(errors), color=color, ls=ls, marker=marker,
+                    markersize=3, label=f"{method}, {label} ({run['n_train']} samples)")
+    ax.set_title(f"Fig. 3 (top): {name}" + ("" if FULL else " (quick mode)"))
     ax.set_xlabel("number of features used")
     ax.set_xlim(0, 1.5 * n_rounds)
+    # log axis (the error falls from tens of percent), labelled in percent
     ax.set_yscale("log")
-axes[0].set_ylabel("test error (%)")
-axes[0].legend()
-fig.tight_layout()
+    ax.yaxis.set_major_locator(FixedLocator([1, 2, 5, 10, 20, 50, 100]))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+    ax.set_ylabel("test error")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
 plt.show()
