@@ -209,7 +209,8 @@ if full is not None:
 # %%
 # Test error per round (Fig. 7)
 #
-# Linear axes from 0 to 6%: the early rounds, far above, are cut off.
+# Linear axes up to twice the last error (at least 6%): the early rounds, far
+# above, are cut off.
 mode = "full run" if FULL else "quick mode"
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 ax.plot(rounds, 100 * test_errors,
@@ -226,7 +227,7 @@ if full is not None:
             f"{full['date']})")
     ax.axhline(100 * r["svc"]["test_error"], color="C3", ls=":",
                label=f"RBF SVC, full run, {r['svc']['n_support_vectors']} support vectors")
-ax.set_ylim(0, 6)
+ax.set_ylim(0, max(6.0, 200 * test_errors[-1]))
 ax.set_xlim(0, max(n_rounds, 0 if full is None else len(full["results"]["test_error"])))
 ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
 ax.set_xlabel("rounds (selected anchor points with their radius)")
