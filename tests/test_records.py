@@ -26,6 +26,7 @@ def test_round_trip_keeps_numbers_and_says_how_they_were_made(tmp_path):
     if head.returncode == 0:  # run from a checkout: its commit, marked if modified
         assert record["commit"].startswith(head.stdout.strip())
     assert list(tmp_path.joinpath("sub").iterdir()) == [path]  # no temporary left
+    assert path.stat().st_mode & 0o644 == 0o644  # readable by all, like a committed file
 
 
 def test_outside_a_checkout_the_commit_is_unknown(tmp_path):
@@ -93,3 +94,30 @@ def test_committed_records_are_valid():
         assert not record["commit"].startswith("unknown"), path
 
 
+
+
+def test_results_page_cites_every_record():
+    """The results page names each committed result file and the date of its run."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "doc" / "results.rst").read_text()
+    for path in sorted(root.glob("examples/*/results/*.json")):
+        record = load_full_run(path)
+        name = path.relative_to(root).as_posix()
+        assert name in page, f"doc/results.rst does not cite {name}"
+        after = page[page.index(name):page.index(name) + 300]
+        assert record["date"] in after, f"{name}: its date {record['date']} is not beside it"
+        assert record["commit"][:7] in after, f"{name}: its commit is not beside it"
+
+
+def test_quick_mode_figures_say_so():
+    """Every example with a quick mode marks its figures' titles "(quick mode)"."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.glob("examples/*/plot_*.py")):
+        text = path.read_text()
+        if "MCSPARSE_FULL" in text and ("set_title" in text or "title=" in text
+                                        or "suptitle" in text):
+            assert '" (quick mode)"' in text, f"{path.name}: no '(quick mode)' in its titles"

@@ -303,7 +303,7 @@ if plotted:
     for ax, name in zip(axes[0], DATASETS):
         for k, m in enumerate(plotted):
             ax.bar(log_tau + (k - 1) * 0.3, mean_weights[name][m], width=0.3, label=m)
-        ax.set_title(name)
+        ax.set_title(name + ("" if FULL else " (quick mode)"))
         ax.set_xlabel(r"$\log_2 \tau$")
     axes[0, 0].set_ylabel("kernel weight")
     axes[0, 0].legend(fontsize=8)

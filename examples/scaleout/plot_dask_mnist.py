@@ -166,7 +166,8 @@ if __name__ == "__main__":
             label=f"{n_workers}-worker LocalCluster ({cluster_time:.0f} s)")
     ax.set(xlabel="rounds (shared template features)", ylabel="test error (%)",
            ylim=(0, min(10, 100 * max(memory_errors[4:] + [0.05]))),
-           title=f"MNIST, {n_train} digits: ShareBoost in memory and on Dask")
+           title=f"MNIST, {n_train} digits: ShareBoost in memory and on Dask"
+           + ("" if FULL else " (quick mode)"))
     ax.legend()
     ax.grid(alpha=0.3)
     plt.show()

@@ -90,7 +90,8 @@ ax.plot(rounds, 100 * tuned_errors, "s-", ms=3,
 ax.axhline(100 * logreg_error, color="k", ls="--",
            label=f"logistic regression, all {X_train.shape[1]} features")
 ax.set(xlabel="number of selected features", ylabel="test error (%)",
-       yscale="log", title="pendigits, 120 pairwise products")
+       yscale="log", title="pendigits, 120 pairwise products"
+       + ("" if FULL else " (quick mode)"))
 ax.legend()
 ax.grid(True, which="both", alpha=0.3)
 fig.tight_layout()

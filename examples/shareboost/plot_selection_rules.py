@@ -119,7 +119,7 @@ for ax, name in zip(axes, data):
         if (name, rule) in curves:
             ax.plot(np.arange(1, n_rounds + 1), 100 * np.array(curves[name, rule][0]),
                     label=f"{rule} ({seconds[name, rule]:.2f} s/round)")
-    ax.set_title(name)
+    ax.set_title(name + ("" if FULL else " (quick mode)"))
     ax.set_xlabel("number of features")
     ax.set_yscale("log")
 axes[0].set_ylabel("test error (%)")
@@ -147,7 +147,7 @@ with warnings.catch_warnings():
               f"training set): test error {100 * errors[-1]:.2f}% at {n_rounds} features")
         ax.plot(np.arange(1, n_rounds + 1), 100 * np.array(errors),
                 label=f"{penalty}, alpha={search.best_params_['alpha']:g}")
-ax.set_title("pendigits products: penalties")
+ax.set_title("pendigits products: penalties" + ("" if FULL else " (quick mode)"))
 ax.set_xlabel("number of features")
 ax.set_ylabel("test error (%)")
 ax.set_yscale("log")

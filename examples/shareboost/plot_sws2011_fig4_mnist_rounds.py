@@ -27,12 +27,13 @@ regularised, nor how it normalised patches; ours is documented in
 :func:`~mcsparse.features.learn_templates`.
 
 **Full run** (``MCSPARSE_FULL=1 python
-examples/shareboost/plot_sws2011_fig4_mnist_rounds.py``, 2 cores): ``alpha``
-= 3e-5 chosen on the held-out digits (0.86 / 0.84 / 0.90% for 1e-5 / 3e-5 /
-1e-4); test error 1.03% at 75 rounds, 0.74% at 266 and 0.72% at 300 (paper:
-below 1% at 75, 0.71% at 266). The pipeline took 165 s (431 s with the
-earlier refit engine), the whole example 10.7 minutes, and the process
-peaked at 4.3 GB. The
+examples/shareboost/plot_sws2011_fig4_mnist_rounds.py``, 2 cores,
+2026-12-02): ``alpha`` = 3e-5 chosen on the held-out digits (0.86 / 0.84 /
+0.90% for 1e-5 / 3e-5 / 1e-4); test error 1.03% at 75 rounds, 0.74% at 266
+and 0.72% at 300 (paper: below 1% at 75, 0.71% at 266). The pipeline took
+141 s, the whole example 10.1 minutes, and the process peaked at 4.3 GB. The
+run saved its curve and numbers in ``results/fig4_mnist_rounds.json`` beside
+this example; the figure below draws that curve beside the quick one. The
 :doc:`results page </results>` lists what we tried.
 
 Quick mode (the docs build) uses 5000 training and 2000 test digits, 250

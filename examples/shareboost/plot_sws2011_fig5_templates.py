@@ -74,7 +74,8 @@ for k, ax in enumerate(axes.ravel()):
     ax.imshow(canvas, cmap="gray", vmin=0, vmax=1)
     ax.set_title(str(k + 1), fontsize=8)
     ax.axis("off")
-fig.suptitle("First 30 selected templates (at their mask's peak) and masks")
+fig.suptitle("First 30 selected templates (at their mask's peak) and masks"
+             + ("" if FULL else " (quick mode)"))
 fig.tight_layout()
 
 # %%
@@ -91,6 +92,7 @@ ax.set_yticks(range(10), [str(c) for c in clf.classes_])
 ax.set_xlabel("selected template (selection order)")
 ax.set_ylabel("digit")
 fig.colorbar(image, ax=ax, label="weight")
-ax.set_title(f"Columns of W for the first 30 templates ({n_rounds}-round model)")
+ax.set_title(f"Columns of W for the first 30 templates ({n_rounds}-round model)"
+             + ("" if FULL else " (quick mode)"))
 fig.tight_layout()
 plt.show()

@@ -73,6 +73,7 @@ for ax, i in zip(axes.ravel(), shown):
     ax.imshow(X_test[i].reshape(28, 28), cmap="gray_r")
     ax.set_title(f"{y_test[i]}->{predicted[i]} {proba[i].max():.2f}", fontsize=7)
 fig.suptitle(f"{wrong.size} misclassified test digits"
-             + (f" (first {shown.size} shown)" if shown.size < wrong.size else ""))
+             + (f" (first {shown.size} shown)" if shown.size < wrong.size else "")
+             + ("" if FULL else " (quick mode)"))
 fig.tight_layout()
 plt.show()

@@ -109,6 +109,7 @@ def save_full_run(path, results, *, script):
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's file is private; a result file is for everyone
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
