@@ -26,6 +26,7 @@ PUBLIC_MODULES = [
     "mcsparse.loss",
     "mcsparse.solvers",
     "mcsparse.datasets",
+    "mcsparse.utils.records",
 ]
 
 # numpydoc error codes not enforced, each with its reason. scikit-learn's

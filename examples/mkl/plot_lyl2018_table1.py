@@ -267,7 +267,7 @@ for name in DATASETS:
 
 # %%
 # Our table beside the paper's
-# ---------------------------
+# ----------------------------
 # Test accuracy in % over the splits (mean ± std), the paper's mean in
 # brackets; the MKL methods first, then the baselines.
 

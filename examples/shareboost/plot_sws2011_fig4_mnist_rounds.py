@@ -46,6 +46,7 @@ model with that ``alpha`` (to time the pipeline alone).
 # Data and parameters
 import os
 import resource
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -124,7 +125,9 @@ clf.fit(X_train, y_train)
 fit_time = time.perf_counter() - t0
 test_errors = np.array([np.mean(p != y_test) for p in clf.staged_predict(X_test)])
 total_time = time.perf_counter() - t0
-peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+# ru_maxrss is in kB on Linux, in bytes on macOS
+peak_gb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+           / (2**30 if sys.platform == "darwin" else 2**20))
 macs = clf.features_.macs_per_image(clf.selected_features_, n_classes=10)
 rounds = np.arange(1, n_rounds + 1)
 print(f"fit {fit_time:.0f} s, fit + test {total_time:.0f} s, peak memory of the "

@@ -63,6 +63,7 @@ anchors and 60 rounds, with ``alpha`` and the SVC parameters fixed.
 # Data: MNIST digits, PCA to 50 dimensions
 import os
 import resource
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -167,7 +168,9 @@ rounds = np.arange(1, n_rounds + 1)
 # with another radius adds a piece, not an anchor point
 anchor_of_piece = clf.selected_features_ // clf.features_.n_radii
 n_distinct = np.array([np.unique(anchor_of_piece[:t]).size for t in rounds])
-peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+# ru_maxrss is in kB on Linux, in bytes on macOS
+peak_gb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+           / (2**30 if sys.platform == "darwin" else 2**20))
 print(f"ShareBoost: test error {100 * test_errors[-1]:.2f}% after {n_rounds} pieces "
       f"({n_distinct[-1]} distinct anchor points), fit {sb_fit_time:.0f} s; peak memory "
       f"of the process {peak_gb:.1f} GB")

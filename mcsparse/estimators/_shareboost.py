@@ -315,7 +315,10 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         Class labels.
     features_ : CandidateFeatures
         The fitted candidate family, holding only what the selected
-        candidates need.
+        candidates need; it is still indexed by candidate id. For stumps,
+        ``features_.stump_features_`` and ``features_.thresholds_`` give
+        each selected stump's original feature and threshold, aligned with
+        ``selected_features_`` (in selection order).
     coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
         The final ``W``, zero outside the selected columns. For two classes,
         scikit-learn's convention: one row ``W[1] - W[0]`` so that

@@ -216,9 +216,12 @@ class DecisionStumps(CandidateFeatures):
     n_candidates_ : int
         Number of stumps: the sum over features of (distinct values - 1).
     stump_features_ : ndarray of shape (n_selected,), intp
-        After :meth:`end_scan`: the original feature of each kept stump.
+        After :meth:`end_scan`: the original feature of each kept stump, in
+        the order of the ids kept (for a fitted ShareBoostClassifier's
+        ``features_``, its ``selected_features_``: selection order).
     thresholds_ : ndarray of shape (n_selected,), float64
-        After :meth:`end_scan`: the threshold of each kept stump.
+        After :meth:`end_scan`: the threshold of each kept stump, in the
+        same order.
     support_ : ndarray of shape (n_features,), bool
         After :meth:`end_scan`: the original features the kept stumps read.
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["save_full_run", "load_full_run"]
+
 #: Keys every result file has besides ``results``.
 RECORD_KEYS = ("command", "commit", "date", "mcsparse_version", "cpus", "platform")
 
