@@ -1,0 +1,286 @@
+"""mcsparse beside the libraries a researcher would pick instead, in the same classes.
+
+- ShareBoost's path against abess's best-subset multinomial regression with
+  a support shared by all classes (pendigits pairwise products);
+- the mixed-norm (group-lasso) path against adelie's grouped multinomial
+  lasso path (pendigits pairwise products);
+- ShareBoost's shared stumps against XGBoost's depth-1 boosting (LightGBM is
+  in :class:`~benchmarks.stumps.StumpsShareBoostVsLightGBM`).
+
+Each class times every implementation with ``time_fit``, tracks its test
+error at fixed numbers of features (``track_test_error_*``) and gives the
+time ratio, ours over the anchor's, best of 3 interleaved fits in one
+process (``track_time_ratio``). The anchors come with the ``compare`` extra
+(``pip install ".[compare]"``); without them the anchor's benchmarks are
+skipped. ``python -m benchmarks.compare`` (from ``asv_benchmarks``) prints
+every class's numbers once, as the comparison page quotes them.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from mcsparse import ShareBoostClassifier, mixed_norm_classifier_path
+
+from .common import Benchmark, pendigits_products, quick
+
+SIZES = (5, 10, 20, 40)
+
+
+def _need(module):
+    try:
+        return __import__(module)
+    except ImportError:
+        raise NotImplementedError(f"{module} is not installed (the compare extra)") from None
+
+
+def _first_with(n_active, errors, target):
+    """Error of the first model with at least ``target`` features (NaN if none)."""
+    n_active = np.asarray(n_active)
+    hit = np.flatnonzero(n_active >= target)
+    return float(errors[hit[0]]) if hit.size else float("nan")
+
+
+class _Comparison(Benchmark):
+    """Shared machinery: ``fitters`` maps an implementation to a function
+    returning ``(n_active, test_errors)`` along its path; setup fits nothing."""
+
+    param_names = ["implementation"]
+    number = 1
+    repeat = 3
+
+    def setup(self, implementation):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        self.data = self.load()
+        self.fitters = self.make_fitters()
+        if implementation not in self.fitters:
+            raise NotImplementedError(implementation)
+
+    def time_fit(self, implementation):
+        self.fitters[implementation]()
+
+    def _error_at(self, implementation, target):
+        n_active, errors = self.fitters[implementation]()
+        return _first_with(n_active, errors, target)
+
+    def track_time_ratio(self, implementation):
+        ours, anchor = self.params[0]
+        if implementation != ours:
+            raise NotImplementedError(f"the ratio is {ours}'s time over {anchor}'s")
+        best = {}
+        for _ in range(3):
+            for name in (ours, anchor):
+                start = time.perf_counter()
+                self.fitters[name]()
+                best[name] = min(best.get(name, np.inf), time.perf_counter() - start)
+        return best[ours] / best[anchor]
+
+    track_time_ratio.unit = "ratio"
+
+
+class SharedSupportShareBoostVsAbess(_Comparison):
+    """Pendigits products (120 features, 10 classes): a support shared by all classes.
+
+    ShareBoost (intercept, ``alpha=1e-5``) gives the whole path of 40
+    features in one fit; abess's ``MultinomialRegression`` (best subset of
+    rows of ``W`` by splicing) is fitted once per support size, 5, 10, 20
+    and 40. ``time_fit`` is the whole path for ShareBoost and the four fits
+    for abess; the test errors are at 5, 10, 20 and 40 features.
+    """
+
+    params = (["shareboost", "abess"],)
+
+    def load(self):
+        X, y, Xt, yt = pendigits_products()
+        return (X[:2000], y[:2000], Xt[:1000], yt[:1000]) if quick() else (X, y, Xt, yt)
+
+    def make_fitters(self):
+        X, y, Xt, yt = self.data
+        sizes = SIZES[:2] if quick() else SIZES
+
+        def shareboost():
+            model = ShareBoostClassifier(n_features_to_select=max(sizes), alpha=1e-5)
+            model.fit(X, y)
+            errors = [np.mean(p != yt) for p in model.staged_predict(Xt)]
+            return np.arange(1, len(errors) + 1), errors
+
+        def abess():
+            from abess import MultinomialRegression
+
+            n_active, errors = [], []
+            for s in sizes:
+                model = MultinomialRegression(support_size=[s]).fit(X, y)
+                n_active.append(int(np.count_nonzero(np.abs(model.coef_).sum(axis=1))))
+                errors.append(np.mean(model.predict(Xt) != yt))
+            return n_active, errors
+
+        fitters = {"shareboost": shareboost}
+        try:
+            _need("abess")
+            fitters["abess"] = abess
+        except NotImplementedError:
+            pass
+        return fitters
+
+    def track_test_error_10(self, implementation):
+        return self._error_at(implementation, 10)
+
+    def track_test_error_20(self, implementation):
+        return self._error_at(implementation, 20)
+
+    def track_test_error_40(self, implementation):
+        return self._error_at(implementation, 40)
+
+    track_test_error_10.unit = track_test_error_20.unit = track_test_error_40.unit = (
+        "error rate")
+
+
+class GroupLassoMixedNormVsAdelie(_Comparison):
+    """Pendigits products: the l1/l2 (group-lasso) multinomial path, 50 penalties.
+
+    Ours: :func:`~mcsparse.mixed_norm_classifier_path` (FISTA with the strong
+    rule, the margin loss of ShareBoost's eq. 3, down to 1% of
+    ``lambda_max``). adelie: ``grpnet`` with its multinomial GLM (the
+    plain soft-max loss; each feature's coefficients across classes form a
+    group; its own grid of 50 penalties, which it may stop early once the
+    deviance no longer improves). The losses differ; the comparison is at
+    equal numbers of active features, in test error and time.
+    """
+
+    params = (["mcsparse", "adelie"],)
+
+    def load(self):
+        X, y, Xt, yt = pendigits_products()
+        return (X[:2000], y[:2000], Xt[:1000], yt[:1000]) if quick() else (X, y, Xt, yt)
+
+    def make_fitters(self):
+        X, y, Xt, yt = self.data
+        n_alphas = 10 if quick() else 50
+
+        def ours():
+            models = mixed_norm_classifier_path(X, y, n_alphas=n_alphas)
+            return ([int(m.support_.sum()) for m in models],
+                    [1 - m.score(Xt, yt) for m in models])
+
+        def adelie():
+            import adelie as ad
+
+            classes, y_idx = np.unique(y, return_inverse=True)
+            state = ad.grpnet(X=np.asfortranarray(X), glm=ad.glm.multinomial(
+                np.eye(classes.size)[y_idx]), lmda_path_size=n_alphas, progress_bar=False)
+            n_active, errors = [], []
+            for i in range(state.betas.shape[0]):
+                W = state.betas[i].toarray().reshape(X.shape[1], classes.size)
+                scores = Xt @ W + state.intercepts[i]
+                n_active.append(int(np.count_nonzero(np.abs(W).sum(axis=1))))
+                errors.append(np.mean(classes[scores.argmax(axis=1)] != yt))
+            return n_active, errors
+
+        fitters = {"mcsparse": ours}
+        try:
+            _need("adelie")
+            fitters["adelie"] = adelie
+        except NotImplementedError:
+            pass
+        return fitters
+
+    def track_test_error_10(self, implementation):
+        return self._error_at(implementation, 10)
+
+    def track_test_error_20(self, implementation):
+        return self._error_at(implementation, 20)
+
+    def track_test_error_40(self, implementation):
+        return self._error_at(implementation, 40)
+
+    track_test_error_10.unit = track_test_error_20.unit = track_test_error_40.unit = (
+        "error rate")
+
+
+class StumpsShareBoostVsXGBoost(_Comparison):
+    """Pendigits, raw features: 100 shared stumps against XGBoost's depth-1 trees.
+
+    XGBoost with ``multi_strategy="multi_output_tree"`` grows one tree for
+    all classes per round (hist method, one thread), so a depth-1 tree there
+    is a stump shared by all classes, as in ShareBoost; 100 rounds each.
+    The test errors are at 10, 20 and 100 stumps (10 and 20 in quick mode,
+    which runs 20 rounds).
+    """
+
+    params = (["shareboost", "xgboost"],)
+
+    def load(self):
+        from mcsparse.datasets import load_pendigits
+
+        X, y = load_pendigits(return_X_y=True)
+        Xt, yt = load_pendigits(subset="test", return_X_y=True)
+        return X, y, Xt, yt
+
+    def make_fitters(self):
+        X, y, Xt, yt = self.data
+        rounds = 20 if quick() else 100
+
+        def shareboost():
+            model = ShareBoostClassifier(n_features_to_select=rounds, features="stumps",
+                                         alpha=1e-4).fit(X, y)
+            errors = [np.mean(p != yt) for p in model.staged_predict(Xt)]
+            return np.arange(1, len(errors) + 1), errors
+
+        def xgboost():
+            from xgboost import XGBClassifier
+
+            model = XGBClassifier(n_estimators=rounds, max_depth=1, learning_rate=0.3,
+                                  tree_method="hist", multi_strategy="multi_output_tree",
+                                  n_jobs=1).fit(X, y)
+            errors = [np.mean(model.predict(Xt, iteration_range=(0, t)) != yt)
+                      for t in range(1, rounds + 1)]
+            return np.arange(1, rounds + 1), errors
+
+        fitters = {"shareboost": shareboost}
+        try:
+            _need("xgboost")
+            fitters["xgboost"] = xgboost
+        except NotImplementedError:
+            pass
+        return fitters
+
+    def track_test_error_10(self, implementation):
+        return self._error_at(implementation, 10)
+
+    def track_test_error_20(self, implementation):
+        return self._error_at(implementation, 20)
+
+    def track_test_error_100(self, implementation):
+        return self._error_at(implementation, 100)
+
+    track_test_error_10.unit = track_test_error_20.unit = track_test_error_100.unit = (
+        "error rate")
+
+
+def main():
+    """Print each class's ratio and test errors once (the comparison page's numbers)."""
+    for cls in (SharedSupportShareBoostVsAbess, GroupLassoMixedNormVsAdelie,
+                StumpsShareBoostVsXGBoost):
+        ours, anchor = cls.params[0]
+        bench = cls()
+        bench.setup(ours)
+        if anchor not in bench.fitters:
+            print(f"{cls.__name__}: {anchor} is not installed")
+            continue
+        ratio = bench.track_time_ratio(ours)
+        print(f"{cls.__name__}: time ratio {ours}/{anchor} {ratio:.2f} "
+              f"(best of 3 interleaved fits)", flush=True)
+        for name in (ours, anchor):
+            start = time.perf_counter()
+            n_active, errors = bench.fitters[name]()
+            spent = time.perf_counter() - start
+            targets = [t for t in (5, 10, 20, 40, 100) if any(np.asarray(n_active) >= t)]
+            cells = ", ".join(f"{t}: {100 * _first_with(n_active, errors, t):.2f}%"
+                              for t in targets)
+            print(f"  {name:10s} {spent:6.1f} s; test error at features {cells}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
