@@ -121,3 +121,13 @@ def test_quick_mode_figures_say_so():
         if "MCSPARSE_FULL" in text and ("set_title" in text or "title=" in text
                                         or "suptitle" in text):
             assert '" (quick mode)"' in text, f"{path.name}: no '(quick mode)' in its titles"
+
+
+def test_examples_do_not_need_file():
+    """sphinx-gallery runs the examples from their folder without ``__file__``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.glob("examples/*/plot_*.py")):
+        text = path.read_text()
+        assert "Path(__file__)" not in text and "script=__file__" not in text, path.name

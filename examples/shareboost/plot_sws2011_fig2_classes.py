@@ -50,7 +50,9 @@ from mcsparse.utils.records import load_full_run, save_full_run
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
 # the full run's numbers, committed beside this example
-RECORD = Path(__file__).resolve().parent / "results" / "fig2_classes.json"
+# this file (sphinx-gallery runs an example from its folder and defines no __file__)
+SCRIPT = Path(globals().get("__file__", "plot_sws2011_fig2_classes.py")).resolve()
+RECORD = SCRIPT.parent / "results" / "fig2_classes.json"
 
 train = load_chars74k(subset="train", random_state=0)
 test = load_chars74k(subset="test", random_state=0)
@@ -124,7 +126,7 @@ if FULL:
         "n_train": len(X_train), "target_accuracy": target, "alpha": alpha,
         # features needed: -1 where the accuracy was not reached (JSON has no NaN)
         "rows": [dict(zip(COLUMNS, [-1 if v != v else v for v in row])) for row in rows]},
-        script=__file__)
+        script=SCRIPT)
     print(f"saved {RECORD.name}")
 full = None if FULL else load_full_run(RECORD)
 

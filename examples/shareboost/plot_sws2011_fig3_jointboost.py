@@ -53,7 +53,9 @@ from mcsparse.utils.records import load_full_run, save_full_run
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
 # the full run's curves and times, committed beside this example
-RECORD = Path(__file__).resolve().parent / "results" / "fig3_jointboost.json"
+# this file (sphinx-gallery runs an example from its folder and defines no __file__)
+SCRIPT = Path(globals().get("__file__", "plot_sws2011_fig3_jointboost.py")).resolve()
+RECORD = SCRIPT.parent / "results" / "fig3_jointboost.json"
 n_rounds = 100 if FULL else 40
 max_train = None if FULL else 3000
 
@@ -191,7 +193,7 @@ for name, (X, y, X_test, y_test) in datasets.items():
 # beside this example, with its command and commit; quick mode draws them
 # beside its own curves.
 if FULL:
-    save_full_run(RECORD, {"n_rounds": n_rounds, "data_sets": results}, script=__file__)
+    save_full_run(RECORD, {"n_rounds": n_rounds, "data_sets": results}, script=SCRIPT)
     print(f"saved {RECORD.name}")
 full = None if FULL else load_full_run(RECORD)
 if full is not None:

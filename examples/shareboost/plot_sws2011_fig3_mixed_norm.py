@@ -202,10 +202,12 @@ print("Paper (Fig. 3, top): ShareBoost's error falls much faster than the "
 # A full run saves its curves and times in ``results/fig3_mixed_norm.json``
 # beside this example, with its command and commit; quick mode draws them
 # beside its own curves.
-RECORD = Path(__file__).resolve().parent / "results" / "fig3_mixed_norm.json"
+# this file (sphinx-gallery runs an example from its folder and defines no __file__)
+SCRIPT = Path(globals().get("__file__", "plot_sws2011_fig3_mixed_norm.py")).resolve()
+RECORD = SCRIPT.parent / "results" / "fig3_mixed_norm.json"
 if FULL:
     save_full_run(RECORD, {"n_rounds": n_rounds, "n_alphas": n_alphas, "data_sets": results},
-                  script=__file__)
+                  script=SCRIPT)
     print(f"saved {RECORD.name}")
 full = None if FULL else load_full_run(RECORD)
 if full is not None:

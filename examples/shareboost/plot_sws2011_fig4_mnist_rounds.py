@@ -63,7 +63,9 @@ from mcsparse.utils.records import load_full_run, save_full_run
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
 # the full run's numbers and curves, committed beside this example
-RECORD = Path(__file__).resolve().parent / "results" / "fig4_mnist_rounds.json"
+# this file (sphinx-gallery runs an example from its folder and defines no __file__)
+SCRIPT = Path(globals().get("__file__", "plot_sws2011_fig4_mnist_rounds.py")).resolve()
+RECORD = SCRIPT.parent / "results" / "fig4_mnist_rounds.json"
 X_train, y_train = load_mnist(subset="train", return_X_y=True)
 X_test, y_test = load_mnist(subset="test", return_X_y=True)
 if FULL:
@@ -156,7 +158,7 @@ if FULL and alpha_env is None:
         "held_out_error": {f"{a:g}": c[-1] for a, c in val_curves.items()},
         "test_error": test_errors, "fit_seconds": fit_time,
         "fit_and_test_seconds": total_time, "peak_memory_gb": peak_gb,
-        "macs_per_image": macs}, script=__file__)
+        "macs_per_image": macs}, script=SCRIPT)
     print(f"saved {RECORD.name}")
 full = None if FULL else load_full_run(RECORD)
 if full is not None:

@@ -82,7 +82,9 @@ from mcsparse.utils.records import load_full_run, save_full_run
 
 FULL = os.environ.get("MCSPARSE_FULL", "0") not in ("", "0")
 # the full run's curve and numbers, committed beside this example
-RECORD = Path(__file__).resolve().parent / "results" / "fig7_anchors.json"
+# this file (sphinx-gallery runs an example from its folder and defines no __file__)
+SCRIPT = Path(globals().get("__file__", "plot_sws2011_fig7_anchors.py")).resolve()
+RECORD = SCRIPT.parent / "results" / "fig7_anchors.json"
 X_train, y_train = load_mnist(subset="train", return_X_y=True)
 X_test, y_test = load_mnist(subset="test", return_X_y=True)
 if FULL:
@@ -198,7 +200,7 @@ if FULL and alpha_env is None:
         "alphas": alphas, "chosen_alpha": best_alpha,
         "held_out_error": {f"{a:g}": e for a, e in sb_val.items()},
         "test_error": test_errors, "n_distinct_anchor_points": n_distinct,
-        "fit_seconds": sb_fit_time, "peak_memory_gb": peak_gb}, script=__file__)
+        "fit_seconds": sb_fit_time, "peak_memory_gb": peak_gb}, script=SCRIPT)
     print(f"saved {RECORD.name}")
 full = None if FULL else load_full_run(RECORD)
 if full is not None:
