@@ -29,11 +29,12 @@ from .common import Benchmark, pendigits_products, quick
 SIZES = (5, 10, 20, 40)
 
 
-def _need(module):
+def _installed(module):
     try:
-        return __import__(module)
+        __import__(module)
     except ImportError:
-        raise NotImplementedError(f"{module} is not installed (the compare extra)") from None
+        return False
+    return True
 
 
 def _first_with(n_active, errors, target):
@@ -44,8 +45,10 @@ def _first_with(n_active, errors, target):
 
 
 class _Comparison(Benchmark):
-    """Shared machinery: ``fitters`` maps an implementation to a function
-    returning ``(n_active, test_errors)`` along its path; setup fits nothing."""
+    """Shared machinery. ``params`` is ``[[ours, anchor]]``; ``anchor_module``
+    the anchor's import name; ``make_fitters`` maps each implementation to a
+    function that fits it and returns ``(n_active, test_errors)`` along its
+    path. The anchor's benchmarks are skipped when it is not installed."""
 
     param_names = ["implementation"]
     number = 1
@@ -53,10 +56,12 @@ class _Comparison(Benchmark):
 
     def setup(self, implementation):
         warnings.simplefilter("ignore", ConvergenceWarning)
+        ours, anchor = self.params[0]
+        if implementation == anchor and not _installed(self.anchor_module):
+            raise NotImplementedError(f"{self.anchor_module} is not installed "
+                                      "(pip install '.[compare]')")
         self.data = self.load()
         self.fitters = self.make_fitters()
-        if implementation not in self.fitters:
-            raise NotImplementedError(implementation)
 
     def time_fit(self, implementation):
         self.fitters[implementation]()
@@ -65,9 +70,15 @@ class _Comparison(Benchmark):
         n_active, errors = self.fitters[implementation]()
         return _first_with(n_active, errors, target)
 
+    def track_test_error_10(self, implementation):
+        return self._error_at(implementation, 10)
+
+    def track_test_error_20(self, implementation):
+        return self._error_at(implementation, 20)
+
     def track_time_ratio(self, implementation):
         ours, anchor = self.params[0]
-        if implementation != ours:
+        if implementation != ours or not _installed(self.anchor_module):
             raise NotImplementedError(f"the ratio is {ours}'s time over {anchor}'s")
         best = {}
         for _ in range(3):
@@ -77,6 +88,7 @@ class _Comparison(Benchmark):
                 best[name] = min(best.get(name, np.inf), time.perf_counter() - start)
         return best[ours] / best[anchor]
 
+    track_test_error_10.unit = track_test_error_20.unit = "error rate"
     track_time_ratio.unit = "ratio"
 
 
@@ -91,6 +103,7 @@ class SharedSupportShareBoostVsAbess(_Comparison):
     """
 
     params = (["shareboost", "abess"],)
+    anchor_module = "abess"
 
     def load(self):
         X, y, Xt, yt = pendigits_products()
@@ -116,25 +129,12 @@ class SharedSupportShareBoostVsAbess(_Comparison):
                 errors.append(np.mean(model.predict(Xt) != yt))
             return n_active, errors
 
-        fitters = {"shareboost": shareboost}
-        try:
-            _need("abess")
-            fitters["abess"] = abess
-        except NotImplementedError:
-            pass
-        return fitters
-
-    def track_test_error_10(self, implementation):
-        return self._error_at(implementation, 10)
-
-    def track_test_error_20(self, implementation):
-        return self._error_at(implementation, 20)
+        return {"shareboost": shareboost, "abess": abess}
 
     def track_test_error_40(self, implementation):
         return self._error_at(implementation, 40)
 
-    track_test_error_10.unit = track_test_error_20.unit = track_test_error_40.unit = (
-        "error rate")
+    track_test_error_40.unit = "error rate"
 
 
 class GroupLassoMixedNormVsAdelie(_Comparison):
@@ -150,6 +150,7 @@ class GroupLassoMixedNormVsAdelie(_Comparison):
     """
 
     params = (["mcsparse", "adelie"],)
+    anchor_module = "adelie"
 
     def load(self):
         X, y, Xt, yt = pendigits_products()
@@ -178,25 +179,12 @@ class GroupLassoMixedNormVsAdelie(_Comparison):
                 errors.append(np.mean(classes[scores.argmax(axis=1)] != yt))
             return n_active, errors
 
-        fitters = {"mcsparse": ours}
-        try:
-            _need("adelie")
-            fitters["adelie"] = adelie
-        except NotImplementedError:
-            pass
-        return fitters
-
-    def track_test_error_10(self, implementation):
-        return self._error_at(implementation, 10)
-
-    def track_test_error_20(self, implementation):
-        return self._error_at(implementation, 20)
+        return {"mcsparse": ours, "adelie": adelie}
 
     def track_test_error_40(self, implementation):
         return self._error_at(implementation, 40)
 
-    track_test_error_10.unit = track_test_error_20.unit = track_test_error_40.unit = (
-        "error rate")
+    track_test_error_40.unit = "error rate"
 
 
 class StumpsShareBoostVsXGBoost(_Comparison):
@@ -210,6 +198,7 @@ class StumpsShareBoostVsXGBoost(_Comparison):
     """
 
     params = (["shareboost", "xgboost"],)
+    anchor_module = "xgboost"
 
     def load(self):
         from mcsparse.datasets import load_pendigits
@@ -238,25 +227,12 @@ class StumpsShareBoostVsXGBoost(_Comparison):
                       for t in range(1, rounds + 1)]
             return np.arange(1, rounds + 1), errors
 
-        fitters = {"shareboost": shareboost}
-        try:
-            _need("xgboost")
-            fitters["xgboost"] = xgboost
-        except NotImplementedError:
-            pass
-        return fitters
-
-    def track_test_error_10(self, implementation):
-        return self._error_at(implementation, 10)
-
-    def track_test_error_20(self, implementation):
-        return self._error_at(implementation, 20)
+        return {"shareboost": shareboost, "xgboost": xgboost}
 
     def track_test_error_100(self, implementation):
         return self._error_at(implementation, 100)
 
-    track_test_error_10.unit = track_test_error_20.unit = track_test_error_100.unit = (
-        "error rate")
+    track_test_error_100.unit = "error rate"
 
 
 def main():
@@ -266,7 +242,7 @@ def main():
         ours, anchor = cls.params[0]
         bench = cls()
         bench.setup(ours)
-        if anchor not in bench.fitters:
+        if not _installed(cls.anchor_module):
             print(f"{cls.__name__}: {anchor} is not installed")
             continue
         ratio = bench.track_time_ratio(ours)
