@@ -57,12 +57,13 @@ def test_corrupted_files_are_named(tmp_path, text, message):
 @pytest.mark.parametrize("results, error", [
     ({"x": float("nan")}, ValueError),
     ({"x": [1.0, np.inf]}, ValueError),
+    ({"x": np.float64("nan")}, ValueError),
     ([1, 2], TypeError),
     ({"x": object()}, TypeError),
 ])
 def test_bad_results_leave_no_file(tmp_path, results, error):
     path = tmp_path / "r.json"
-    with pytest.raises(error):
+    with pytest.raises(error, match="finite numbers only" if error is ValueError else None):
         save_full_run(path, results, script=__file__)
     assert list(tmp_path.iterdir()) == []
 

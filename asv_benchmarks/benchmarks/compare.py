@@ -29,6 +29,12 @@ from .common import Benchmark, pendigits_products, quick
 SIZES = (5, 10, 20, 40)
 
 
+def _products_data():
+    """Pendigits products (a 2000 / 1000 sample slice in quick mode)."""
+    X, y, Xt, yt = pendigits_products()
+    return (X[:2000], y[:2000], Xt[:1000], yt[:1000]) if quick() else (X, y, Xt, yt)
+
+
 def _installed(module):
     try:
         __import__(module)
@@ -106,8 +112,7 @@ class SharedSupportShareBoostVsAbess(_Comparison):
     anchor_module = "abess"
 
     def load(self):
-        X, y, Xt, yt = pendigits_products()
-        return (X[:2000], y[:2000], Xt[:1000], yt[:1000]) if quick() else (X, y, Xt, yt)
+        return _products_data()
 
     def make_fitters(self):
         X, y, Xt, yt = self.data
@@ -153,8 +158,7 @@ class GroupLassoMixedNormVsAdelie(_Comparison):
     anchor_module = "adelie"
 
     def load(self):
-        X, y, Xt, yt = pendigits_products()
-        return (X[:2000], y[:2000], Xt[:1000], yt[:1000]) if quick() else (X, y, Xt, yt)
+        return _products_data()
 
     def make_fitters(self):
         X, y, Xt, yt = self.data

@@ -158,7 +158,6 @@ def boosting_anchors(X, y, X_test, y_test):
 for name, (X, y, X_test, y_test) in datasets.items():
     results[name]["anchors"] = boosting_anchors(X, y, X_test, y_test)
     for anchor, res in results[name]["anchors"].items():
-        best = int(np.argmin(res["errors"]))
         print(f"{name}: {anchor} {res['time']:.1f} s, test error {100 * res['errors'][-1]:.2f}% "
               f"with {res['stumps'][-1]} stumps (ShareBoost: "
               f"{100 * results[name]['ShareBoost'][-1]:.2f}% with {n_rounds}, "
@@ -213,10 +212,9 @@ mode = "full run" if FULL else "quick mode"
 for name, res in results.items():
     fig, ax = plt.subplots(figsize=(8, 3.8))
     rounds = np.arange(1, n_rounds + 1)
-    styles = {"ShareBoost": ("C0", "-"), "JointBoost": ("C1", "-")}
+    colors = {"ShareBoost": "C0", "JointBoost": "C1"}
     for i, method in enumerate(("ShareBoost", "JointBoost")):
-        color, ls = styles[method]
-        ax.plot(rounds, 100 * np.array(res[method]), color=color, ls=ls,
+        ax.plot(rounds, 100 * np.array(res[method]), color=colors[method],
                 label=f"{method}, {mode} ({res['n_train']} samples, {res['times'][i]:.1f} s)")
     for (anchor, run), color in zip(res.get("anchors", {}).items(), ("C2", "C4")):
         ax.plot(run["stumps"], 100 * np.array(run["errors"]), color=color, lw=1,
@@ -225,7 +223,7 @@ for name, res in results.items():
         ref = full["results"]["data_sets"][name]
         for i, method in enumerate(("ShareBoost", "JointBoost")):
             curve = 100 * np.array(ref[method])
-            ax.plot(np.arange(1, curve.size + 1), curve, color=styles[method][0], ls="--",
+            ax.plot(np.arange(1, curve.size + 1), curve, color=colors[method], ls="--",
                     label=f"{method}, full run ({ref['n_train']} samples, "
                     f"{ref['times'][i]:.1f} s, {full['date']})")
     # log axis (the error falls from tens of percent), labelled in percent

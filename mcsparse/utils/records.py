@@ -64,7 +64,7 @@ def _plain(value):
     if isinstance(value, np.ndarray):
         return _plain(value.tolist())
     if isinstance(value, np.generic):
-        return value.item()
+        return _plain(value.item())
     if isinstance(value, float) and not np.isfinite(value):
         raise ValueError(f"a result file holds finite numbers only, got {value!r}")
     return value
