@@ -36,15 +36,71 @@ SHAPES = [
 ]
 
 
+@pytest.mark.parametrize("response", [{}, {"response": "ncc"},
+                                      {"response": "ncc", "damping": 0.0}])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_cython_matches_numpy_twin(shape, dtype):
+def test_cython_matches_numpy_twin(shape, dtype, response):
     images, templates, rows, cols = _problem(0, *shape, dtype=dtype)
-    got = conv_max_features(images, templates, rows, cols)
-    want = conv_max_features_numpy(images, templates, rows, cols)
+    got = conv_max_features(images, templates, rows, cols, **response)
+    want = conv_max_features_numpy(images, templates, rows, cols, **response)
     assert got.dtype == np.float32 and got.shape == want.shape
     scale = np.abs(want).max()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale)
+
+
+def _ncc_reference(image, template, damping):
+    """The damped NCC map of one image and template from scipy.signal.correlate2d."""
+    from scipy.signal import correlate2d
+
+    image = image.astype(np.float64)
+    template = template.astype(np.float64)
+    ones = np.ones_like(template)
+    area = template.size
+    total = correlate2d(image, ones, mode="valid")
+    mean = total / area
+    centred_sq = correlate2d(image**2, ones, mode="valid") - area * mean**2
+    numerator = correlate2d(image, template, mode="valid") - mean * template.sum()
+    denominator = np.sqrt(np.maximum(centred_sq, 0.0) + damping)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / denominator, 0.0)
+
+
+@pytest.mark.parametrize("damping", [0.25, 1e-3])
+def test_ncc_matches_a_correlate2d_reference_per_template(damping):
+    images, templates, rows, cols = _problem(5, 3, 12, 11, 4, 3, 4, 2, 3)
+    images = np.abs(images)  # pixels of either sign work; these look like images
+    got = conv_max_features(images, templates, rows, cols, response="ncc", damping=damping)
+    masks = masks_from_factors(rows, cols).astype(np.float64)
+    for i in range(images.shape[0]):
+        for f in range(templates.shape[0]):
+            ncc = _ncc_reference(images[i], templates[f], damping)
+            want = (ncc[None] * masks).reshape(masks.shape[0], -1).max(axis=1)
+            np.testing.assert_allclose(got[i, f * 6:(f + 1) * 6], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("damping", [0.25, 0.0])
+def test_ncc_is_zero_on_blank_and_constant_images(damping):
+    _, templates, rows, cols = _problem(6, 1, 9, 9, 5, 3, 3, 2, 2)
+    images = np.stack([np.zeros((9, 9)), np.full((9, 9), 0.7), np.full((9, 9), 1e6)])
+    got = conv_max_features(images, templates, rows, cols, response="ncc", damping=damping)
+    np.testing.assert_array_equal(got, 0.0)
+    np.testing.assert_array_equal(
+        conv_max_features_numpy(images, templates, rows, cols, response="ncc",
+                                damping=damping), 0.0)
+
+
+def test_undamped_ncc_ignores_contrast_and_brightness():
+    """Without damping, ``a I + c`` (a > 0) answers exactly like ``I``: faint = bold."""
+    images, templates, rows, cols = _problem(7, 2, 10, 10, 6, 3, 3, 2, 2)
+    plain = conv_max_features(images, templates, rows, cols, response="ncc", damping=0.0)
+    faint = conv_max_features(0.05 * images + 0.3, templates, rows, cols, response="ncc",
+                              damping=0.0)
+    np.testing.assert_allclose(faint, plain, rtol=1e-4, atol=1e-5)
+    # the damping makes faint strokes answer less than bold ones
+    damped = conv_max_features(0.05 * images + 0.3, templates, rows, cols, response="ncc",
+                               damping=1.0)
+    assert np.abs(damped).max() < np.abs(plain).max()
 
 
 def test_separable_max_equals_direct_max_on_the_full_masks():
@@ -114,6 +170,22 @@ def test_kernel_input_errors():
     # float64 values beyond float32's range become inf: refused, not wrapped
     with pytest.raises(ValueError, match="NaN or infinity"):
         conv_max_features(images.astype(np.float64) * 1e300, templates, rows, cols)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"response": "normalized"}, ValueError, "response must be one of"),
+    ({"response": None}, ValueError, "response must be one of"),
+    ({"response": "ncc", "damping": -0.1}, ValueError, "damping"),
+    ({"response": "ncc", "damping": np.nan}, ValueError, "damping"),
+    ({"response": "ncc", "damping": "0.25"}, TypeError, "damping"),
+])
+def test_response_parameters_are_checked(kwargs, error, match):
+    images, templates, rows, cols = _problem(4, 2, 8, 8, 3, 3, 3, 2, 2)
+    with pytest.raises(error, match=match):
+        conv_max_features(images, templates, rows, cols, **kwargs)
+    X, _ = _images()
+    with pytest.raises(error, match=match):
+        _family(**kwargs).fit(X)
 
 
 def test_compiled_kernel_checks_shapes():
@@ -208,6 +280,23 @@ def test_family_transform_candidates_computes_the_same_columns():
     assert family.macs_per_image(ids) == 3 * (64 * 11 + 32)
     assert family.macs_per_image(ids, n_classes=4) == 3 * (64 * 11 + 32) + 20
     assert family.support_.all()
+
+
+def test_family_with_ncc_response_computes_the_same_columns_everywhere():
+    X, _ = _images()
+    family = _family(response="ncc", damping=0.1)
+    Phi = family.fit_transform(X)
+    images = X.reshape(-1, 10, 10)
+    want = conv_max_features_numpy(images, family.templates_, family.mask_rows_,
+                                   family.mask_cols_, response="ncc", damping=0.1)
+    np.testing.assert_allclose(Phi, want, rtol=1e-5, atol=1e-5)
+    ids = np.array([47, 0, 5, 6, 46])
+    family.end_scan(ids)
+    np.testing.assert_allclose(family.transform_candidates(X, ids), Phi[:, ids],
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(family.transform(X), Phi, rtol=1e-5, atol=1e-6)
+    # the plain count, plus the normalisation: 64 positions x 2 x 9 per image
+    assert family.macs_per_image(ids) == 3 * (64 * 11 + 32) + 64 * 2 * 9
 
 
 def test_shareboost_with_templates_warm_start_equals_one_fit():

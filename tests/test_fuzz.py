@@ -263,6 +263,7 @@ def test_anchor_scores_without_columns_or_classes(n_cols, n_classes):
 # conv_max_chunk (float32; float64 inputs through the wrapper)
 
 # the wrapper refuses responses * masks beyond 1e37: fewer huge magnitudes
+CONV_RESPONSES = [{}, {}, {"response": "ncc"}, {"response": "ncc", "damping": 0.0}]
 CONV_SCALES = [0.0, 1e-310, 1e-30, 1e-3, 1.0, 1e3, 1e12, 1e30, 1e308]
 MASK_SCALES = [0.0, 1e-310, 1e-30, 1e-3, 1.0, 1.0, 1e3, 1e30]
 
@@ -275,21 +276,25 @@ MASK_SCALES = [0.0, 1e-310, 1e-30, 1e-3, 1.0, 1.0, 1e3, 1e30]
        empty=st.sampled_from([None] * 9 + ["n", "n_templates", "n_u"]),  # a quarter
        img_scale=st.sampled_from(CONV_SCALES), tmpl_scale=st.sampled_from(CONV_SCALES),
        u_scale=st.sampled_from(MASK_SCALES), v_scale=st.sampled_from(MASK_SCALES),
-       kind=KINDS, dtype=DTYPES, seed=SEEDS)
+       response=st.sampled_from(CONV_RESPONSES), kind=KINDS, dtype=DTYPES, seed=SEEDS)
 @example(n=2, h=13, w=7, n_templates=129, ph=3, pw=2, n_u=2, n_v=3, empty=None,
-         img_scale=1.0, tmpl_scale=1.0, u_scale=1.0, v_scale=1.0, kind="normal",
-         dtype=np.float32, seed=0)  # two template blocks
+         img_scale=1.0, tmpl_scale=1.0, u_scale=1.0, v_scale=1.0, response={},
+         kind="normal", dtype=np.float32, seed=0)  # two template blocks
+@example(n=2, h=13, w=7, n_templates=129, ph=3, pw=2, n_u=2, n_v=3, empty=None,
+         img_scale=1e-30, tmpl_scale=1.0, u_scale=1.0, v_scale=1.0,
+         response={"response": "ncc", "damping": 0.0}, kind="integer",
+         dtype=np.float32, seed=4)  # undamped NCC of tiny, often constant patches
 @example(n=1, h=7, w=7, n_templates=2, ph=7, pw=7, n_u=1, n_v=1, empty=None,
-         img_scale=1e-30, tmpl_scale=1e-30, u_scale=1.0, v_scale=1e-310, kind="normal",
-         dtype=np.float64, seed=1)  # denormals
+         img_scale=1e-30, tmpl_scale=1e-30, u_scale=1.0, v_scale=1e-310, response={},
+         kind="normal", dtype=np.float64, seed=1)  # denormals
 @example(n=1, h=1, w=13, n_templates=7, ph=1, pw=3, n_u=3, n_v=2, empty=None,
-         img_scale=1.0, tmpl_scale=1.0, u_scale=0.0, v_scale=1.0, kind="integer",
-         dtype=np.float32, seed=2)  # zero masks
+         img_scale=1.0, tmpl_scale=1.0, u_scale=0.0, v_scale=1.0, response={},
+         kind="integer", dtype=np.float32, seed=2)  # zero masks
 @example(n=3, h=7, w=7, n_templates=2, ph=3, pw=3, n_u=2, n_v=2, empty="n_u",
-         img_scale=1.0, tmpl_scale=1.0, u_scale=1.0, v_scale=1.0, kind="normal",
-         dtype=np.float32, seed=3)  # no mask
+         img_scale=1.0, tmpl_scale=1.0, u_scale=1.0, v_scale=1.0, response={},
+         kind="normal", dtype=np.float32, seed=3)  # no mask
 def test_fuzz_conv_max(n, h, w, n_templates, ph, pw, n_u, n_v, empty, img_scale,
-                       tmpl_scale, u_scale, v_scale, kind, dtype, seed):
+                       tmpl_scale, u_scale, v_scale, response, kind, dtype, seed):
     rng = np.random.default_rng(seed)
     n = 0 if empty == "n" else n
     n_templates = 0 if empty == "n_templates" else n_templates
@@ -301,7 +306,7 @@ def test_fuzz_conv_max(n, h, w, n_templates, ph, pw, n_u, n_v, empty, img_scale,
     cols = _values(rng, (n_v, w - pw + 1), v_scale, kind, dtype, positive=True)
     try:
         with np.errstate(over="ignore"):  # its float32 bound may overflow: then it refuses
-            got = conv_max_features(images, templates, rows, cols,
+            got = conv_max_features(images, templates, rows, cols, **response,
                                     chunk_size=int(rng.choice([1, 2, 64])))
     except ValueError as exc:  # responses could leave float32's range: refused
         assert "too large" in str(exc) or "infinity" in str(exc), exc
@@ -317,13 +322,18 @@ def test_fuzz_conv_max(n, h, w, n_templates, ph, pw, n_u, n_v, empty, img_scale,
         # (0 * inf = NaN where the features are 0): no reference here
         event("skipped: the twin's masks overflow")
         return
-    with np.errstate(all="ignore"):
-        want = conv_max_features_numpy(images, templates, rows, cols)
     # float32 im2col + sgemm against the float64 direct max: the rounding of
     # a response is bounded by (area + 2) eps32 max|image| ||w_f||_1, times
-    # the mask; denormals lose up to one smallest subnormal per operation
+    # the mask; denormals lose up to one smallest subnormal per operation.
+    # The NCC normalises the float32 patches the kernel sees (a float64
+    # patch may be constant only once rounded), each of norm at most 1.
     f32 = [v.astype(np.float32).astype(np.float64) for v in (images, templates, rows, cols)]
+    with np.errstate(all="ignore"):
+        want = conv_max_features_numpy(f32[0] if response else images, templates, rows, cols,
+                                       **response)
     img_max = np.abs(f32[0]).reshape(n, -1).max(axis=1, initial=0.0)
+    if response:  # a normalised patch: entries of magnitude at most 1, whatever the scale
+        img_max = np.ones(n)
     tmpl_l1 = np.abs(f32[1]).reshape(n_templates, -1).sum(axis=1)
     mask_max = f32[2].max(initial=0.0) * f32[3].max(initial=0.0)
     u_max, v_max = f32[2].max(initial=0.0), f32[3].max(initial=0.0)

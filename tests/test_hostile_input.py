@@ -343,6 +343,9 @@ BAD_PARAMS = {
         ("n_masks", 0, ValueError), ("n_masks", 3, ValueError), ("n_masks", np.nan, TypeError),
         ("mask_sigma", -1.0, ValueError), ("mask_sigma", np.nan, ValueError),
         ("mask_sigma", "abc", TypeError),
+        ("response", "normalised", ValueError), ("response", 1, ValueError),
+        ("damping", -1.0, ValueError), ("damping", np.inf, ValueError),
+        ("damping", "x", TypeError),
         ("n_patches", 0, ValueError), ("n_patches", 2.5, TypeError),
     ],
 }
@@ -531,6 +534,8 @@ def test_functions_odd_layout_same_result(f, arg, case):
     ("conv_max_features", {"mask_cols": -np.ones((2, 4))}, ValueError, "mask_cols"),
     ("conv_max_features", {"n_jobs": 0}, ValueError, "n_jobs"),
     ("conv_max_features", {"chunk_size": 0}, ValueError, "chunk_size"),
+    ("conv_max_features", {"response": "NCC"}, ValueError, "response"),
+    ("conv_max_features", {"response": "ncc", "damping": -1.0}, ValueError, "damping"),
     ("learn_templates", {"patch_size": 7}, ValueError, "patch_size"),
     ("learn_templates", {"n_templates": 0}, ValueError, "n_templates"),
     ("learn_templates", {"n_patches": 2.5}, TypeError, "n_patches"),

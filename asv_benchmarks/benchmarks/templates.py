@@ -40,6 +40,8 @@ class ConvMaxThroughput(Benchmark):
 
     * ``cython``: :func:`mcsparse.features.conv_max_features` (im2col, BLAS
       sgemm per block of 128 templates, separable masked max);
+    * ``cython_ncc``: the same with ``response="ncc"`` (each patch centred
+      and scaled before the product: the cost of the normalisation);
     * ``sgemm_bound``: the plain sgemm alone, ``(n_images * 484, 49) @ (49,
       1000)`` on precomputed patches, with no im2col and no max (the bound);
     * ``scipy_loop``: ``scipy.signal.correlate2d`` per image and template,
@@ -52,12 +54,12 @@ class ConvMaxThroughput(Benchmark):
     """
 
     param_names = ["implementation"]
-    params = (["cython", "sgemm_bound", "scipy_loop", "numpy"],)
+    params = (["cython", "cython_ncc", "sgemm_bound", "scipy_loop", "numpy"],)
     n_templates = 1000
     timeout = 900
 
     def setup(self, implementation):
-        n_images = {"cython": 2000, "sgemm_bound": 2000, "scipy_loop": 10,
+        n_images = {"cython": 2000, "cython_ncc": 2000, "sgemm_bound": 2000, "scipy_loop": 10,
                     "numpy": 20}[implementation]
         if quick():
             n_images = max(n_images // 10, 2)
@@ -76,6 +78,10 @@ class ConvMaxThroughput(Benchmark):
 
     def _cython(self):
         conv_max_features(self.images, self.templates, self.rows, self.cols, n_jobs=1)
+
+    def _cython_ncc(self):
+        conv_max_features(self.images, self.templates, self.rows, self.cols,
+                          response="ncc", n_jobs=1)
 
     def _sgemm_bound(self):
         with threadpool_limits(limits=1, user_api="blas"):

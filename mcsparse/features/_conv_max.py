@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from ..utils.validation import check_int, check_n_jobs
+from ..utils.validation import check_int, check_n_jobs, check_real
 from ._base import (CandidateFeatures, RawFeatures, _dense_columns, _pick_columns,
                     _raw_products)
 from ._conv_max_fast import conv_max_chunk
@@ -91,6 +91,17 @@ def _as_factors(values, name):
     return values
 
 
+RESPONSES = ("correlation", "ncc")
+
+
+def _check_response(response, damping):
+    """The kernel's ``damping`` argument: -1 for the plain correlation."""
+    if not isinstance(response, str) or response not in RESPONSES:
+        raise ValueError(f"response must be one of {RESPONSES}, got {response!r}")
+    damping = check_real(damping, "damping", low=0.0)
+    return damping if response == "ncc" else -1.0
+
+
 def masks_from_factors(mask_rows, mask_cols):
     """Build the full masks ``g_c = u_a v_b^T``, ``c = a * n_v + b``.
 
@@ -121,13 +132,18 @@ def masks_from_factors(mask_rows, mask_cols):
     return masks.reshape(-1, mask_rows.shape[1], mask_cols.shape[1])
 
 
-def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
-                      chunk_size=64):
+def conv_max_features(images, templates, mask_rows, mask_cols, *, response="correlation",
+                      damping=0.25, n_jobs=None, chunk_size=64):
     """Convolution-max features of images for every (template, mask) pair.
 
     ``out[i, f * n_masks + c] = max_{r,s} (images[i] correlated with
     templates[f])(r, s) * g_c(r, s)`` over the valid positions ``(r, s)``
-    (the template entirely inside the image), [SWS2011]_ §7.4. The masks are
+    (the template entirely inside the image), [SWS2011]_ §7.4. With
+    ``response="ncc"`` the correlation is the damped normalised
+    cross-correlation: the image patch ``p`` at each position is centred and
+    divided by ``sqrt(||p - mean(p)||^2 + damping)`` before its product with
+    the template, so that faint strokes answer as strongly as bold ones and
+    a blank or constant patch answers 0. The masks are
     separable, ``g_c = u_a v_b^T`` with ``c = a * n_v + b`` (Gaussians on a
     grid, :func:`gaussian_masks`), which makes the masked max two cheap
     passes, exact for non-negative factors: ``max_r u_a(r) max_s resp(r, s)
@@ -145,6 +161,13 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
         Non-negative row factors ``u_a`` of the masks.
     mask_cols : array-like of shape (n_v, width - patch_w + 1)
         Non-negative column factors ``v_b`` of the masks.
+    response : {"correlation", "ncc"}, default="correlation"
+        The plain correlation of [SWS2011]_, or the damped normalised
+        cross-correlation.
+    damping : float, default=0.25
+        Non-negative ``damping`` of the "ncc" response, in squared pixel
+        units (0.25 for pixels in [0, 1]: a patch whose centred norm is
+        well below 0.5 answers weakly); ignored by "correlation".
     n_jobs : int, default=None
         Threads computing chunks side by side (joblib convention: None is 1,
         -1 all cores). BLAS runs single-threaded inside.
@@ -164,7 +187,8 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
     ValueError
         If an array has the wrong number of dimensions, the templates are
         larger than the images, the mask factors do not match the valid
-        positions or are negative, or a value is NaN or infinite.
+        positions or are negative, a value is NaN or infinite, ``response``
+        is unknown or ``damping`` negative or not finite.
 
     See Also
     --------
@@ -180,13 +204,15 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
     mask_rows = _as_factors(mask_rows, "mask_rows")
     mask_cols = _as_factors(mask_cols, "mask_cols")
     _check_template_shapes(images, templates, mask_rows, mask_cols)
+    kernel_damping = _check_response(response, damping)
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
     check_n_jobs(n_jobs)
     # |response| <= max|image| * max_f ||w_f||_1, and the kernel multiplies it
     # by v, then by u, in float32: refuse inputs whose response or any of
     # these products could overflow (inf, or inf * 0 = NaN under a zero mask)
+    # (a normalised patch has norm at most 1, which bounds its "image" by 1)
     if images.size and templates.size and mask_rows.size and mask_cols.size:
-        bound = (float(np.abs(images).max())
+        bound = ((1.0 if kernel_damping >= 0 else float(np.abs(images).max()))
                  * float(np.abs(templates).sum(axis=(1, 2)).max())
                  * max(float(mask_rows.max()), 1.0) * max(float(mask_cols.max()), 1.0))
         if not bound < 1e37:
@@ -204,7 +230,7 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
 
     def run(s):
         conv_max_chunk(images[s:s + chunk_size], flat_templates, ph, pw,
-                       mask_rows, mask_cols, out[s:s + chunk_size])
+                       mask_rows, mask_cols, out[s:s + chunk_size], kernel_damping)
 
     with threadpool_limits(limits=1, user_api="blas"):
         if n_jobs == 1:
@@ -215,12 +241,14 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, n_jobs=None,
     return out
 
 
-def conv_max_features_numpy(images, templates, mask_rows, mask_cols):
+def conv_max_features_numpy(images, templates, mask_rows, mask_cols, *,
+                            response="correlation", damping=0.25):
     """Plain-NumPy twin of :func:`conv_max_features` (tests, benchmarks).
 
     Same arguments (no checks) and result, computed in float64 with the
     direct masked max over the full masks (:func:`masks_from_factors`):
-    ``sliding_window_view`` windows, ``tensordot``, then a cast to float32.
+    ``sliding_window_view`` windows (centred and scaled per window for
+    ``response="ncc"``), ``tensordot``, then a cast to float32.
     Memory grows as n_images * n_positions * n_templates: small inputs only.
 
     Parameters
@@ -233,6 +261,10 @@ def conv_max_features_numpy(images, templates, mask_rows, mask_cols):
         Non-negative row factors ``u_a`` of the masks.
     mask_cols : array-like of shape (n_v, width - patch_w + 1)
         Non-negative column factors ``v_b`` of the masks.
+    response : {"correlation", "ncc"}, default="correlation"
+        As in :func:`conv_max_features`.
+    damping : float, default=0.25
+        As in :func:`conv_max_features`.
 
     Returns
     -------
@@ -245,10 +277,16 @@ def conv_max_features_numpy(images, templates, mask_rows, mask_cols):
     masks = masks_from_factors(mask_rows, mask_cols).astype(np.float64)
     n_templates, ph, pw = templates.shape
     windows = np.lib.stride_tricks.sliding_window_view(images, (ph, pw), axis=(1, 2))
-    response = np.tensordot(windows, templates, axes=([3, 4], [1, 2]))  # (n, oh, ow, F)
+    if response == "ncc":  # offsets from the first pixel first: exact zeros when constant
+        windows = windows - windows[..., :1, :1]
+        windows = windows - windows.mean(axis=(3, 4), keepdims=True)
+        sq = np.sum(windows**2, axis=(3, 4), keepdims=True) + damping
+        with np.errstate(divide="ignore"):
+            windows = windows * np.where(sq > 0, 1.0 / np.sqrt(sq), 0.0)
+    responses = np.tensordot(windows, templates, axes=([3, 4], [1, 2]))  # (n, oh, ow, F)
     n = images.shape[0]
-    response = response.reshape(n, 1, -1, n_templates)
-    weighted = response * masks.reshape(1, masks.shape[0], -1, 1)  # (n, C, P, F)
+    responses = responses.reshape(n, 1, -1, n_templates)
+    weighted = responses * masks.reshape(1, masks.shape[0], -1, 1)  # (n, C, P, F)
     best = weighted.max(axis=2)  # (n, C, F)
     return best.transpose(0, 2, 1).reshape(n, -1).astype(np.float32)
 
@@ -470,6 +508,15 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
     mask_sigma : float, default=None
         Standard deviation of the Gaussian masks in pixels of the response
         map; None is the grid spacing (see :func:`gaussian_masks`).
+    response : {"correlation", "ncc"}, default="correlation"
+        The response map: the plain correlation of [SWS2011]_, or the damped
+        normalised cross-correlation, each image patch centred and divided
+        by ``sqrt(||p - mean(p)||^2 + damping)`` (see
+        :func:`conv_max_features`), which makes faint strokes answer like
+        bold ones.
+    damping : float, default=0.25
+        Non-negative damping of the "ncc" response, in squared pixel units
+        (0.25 suits pixels in [0, 1]); ignored by "correlation".
     n_patches : int, default=100_000
         Patches sampled for k-means.
     n_jobs : int, default=None
@@ -519,12 +566,15 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
     """
 
     def __init__(self, image_shape=None, n_templates=1000, patch_size=7, n_masks=16,
-                 mask_sigma=None, n_patches=100_000, n_jobs=None, random_state=None):
+                 mask_sigma=None, response="correlation", damping=0.25, n_patches=100_000,
+                 n_jobs=None, random_state=None):
         self.image_shape = image_shape
         self.n_templates = n_templates
         self.patch_size = patch_size
         self.n_masks = n_masks
         self.mask_sigma = mask_sigma
+        self.response = response
+        self.damping = damping
         self.n_patches = n_patches
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -581,7 +631,8 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         return self
 
     def _set_masks(self, n_pixels):
-        """Check the shapes, set ``image_shape_`` and the masks."""
+        """Check the shapes and the response, set ``image_shape_`` and the masks."""
+        _check_response(self.response, self.damping)
         self.image_shape_ = self._resolve_shape(n_pixels)
         check_int(self.patch_size, "patch_size", low=2)
         if self.patch_size > min(self.image_shape_):
@@ -630,7 +681,10 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         """The candidate matrix of a row chunk of images: (n_rows, n_candidates), float32."""
         images = self._images(X, self.image_shape_)
         return conv_max_features(images, self.templates_, self.mask_rows_,
-                                 self.mask_cols_, n_jobs=self.n_jobs)
+                                 self.mask_cols_, **self._response_kwargs())
+
+    def _response_kwargs(self):
+        return {"response": self.response, "damping": self.damping, "n_jobs": self.n_jobs}
 
     def _chunk_scanner(self):
         """What a round's chunk tasks are sent: the raw columns of the candidate matrix.
@@ -767,7 +821,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         n_masks = self.masks_.shape[0]
         used, where = np.unique(ids // n_masks, return_inverse=True)
         values = conv_max_features(images, self.templates_[used], self.mask_rows_,
-                                   self.mask_cols_, n_jobs=self.n_jobs)
+                                   self.mask_cols_, **self._response_kwargs())
         return values[:, where * n_masks + ids % n_masks].astype(np.float64)
 
     def transform(self, X):
@@ -784,7 +838,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
             Column ``f * n_masks + c`` is template ``f`` with mask ``c``.
         """
         return conv_max_features(self._new_images(X), self.templates_,
-                                 self.mask_rows_, self.mask_cols_, n_jobs=self.n_jobs)
+                                 self.mask_rows_, self.mask_cols_, **self._response_kwargs())
 
     def macs_per_image(self, ids, n_classes=None):
         """Count the multiply-accumulates per image to compute the candidates ``ids``.
@@ -793,8 +847,10 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         each distinct template over all ``out_h * out_w`` valid positions
         (``patch_size**2`` MACs per position), the two passes of the masked
         max for all masks of those templates (``n_v * out_h * out_w + n_u *
-        n_v * out_h`` multiplies, see :func:`conv_max_features`), and, when
-        ``n_classes`` is given, the ``n_classes x len(ids)`` dot products of
+        n_v * out_h`` multiplies, see :func:`conv_max_features`), for the
+        "ncc" response ``2 * patch_size**2`` more per position and image
+        (the centred patch's squared norm and its scaling, shared by all
+        templates), and, when ``n_classes`` is given, the ``n_classes x len(ids)`` dot products of
         the linear predictor. [SWS2011] §7.4
         reports about 3.3e6 for its 305-round model.
 
@@ -827,6 +883,8 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         per_template = (out_h * out_w * (self.patch_size**2 + n_v)
                         + n_u * n_v * out_h)
         macs = n_used * per_template
+        if self.response == "ncc" and n_used:
+            macs += out_h * out_w * 2 * self.patch_size**2
         if n_classes is not None:
             macs += n_classes * ids.size
         return int(macs)

@@ -25,8 +25,17 @@
 # The GIL is released for the whole chunk, so threads can run chunks of
 # images side by side (see ``conv_max_features``).
 #
+# With a damping delta >= 0 (the damped normalised cross-correlation, NCC),
+# each im2col row, the patch p, is replaced by
+#
+#     (p - mean(p)) / sqrt(||p - mean(p)||^2 + delta)
+#
+# before the product: faint strokes answer like bold ones and a blank or
+# constant patch answers 0. The patch sums are accumulated in float64.
+#
 # The plain-NumPy twin is mcsparse.features._conv_max.conv_max_features_numpy.
 
+from libc.math cimport sqrt
 from libc.stdlib cimport free, malloc
 from scipy.linalg.cython_blas cimport sgemm
 
@@ -72,6 +81,7 @@ def conv_max_chunk(
     const float32_t[:, ::1] mask_rows,
     const float32_t[:, ::1] mask_cols,
     float32_t[:, ::1] out,
+    double damping=-1.0,
 ):
     """Convolution-max features of a chunk of images, written into ``out``.
 
@@ -89,6 +99,11 @@ def conv_max_chunk(
     out : float32 array of shape (n_images, n_templates * n_u * n_v), C order
         ``out[i, f * n_u * n_v + c] = max_{r,s} response_f(r, s) u_a(r) v_b(s)``
         with ``c = a * n_v + b``.
+    damping : float, default=-1.0
+        Negative: the plain correlation. Otherwise the damped normalised
+        cross-correlation: each patch ``p`` is centred and divided by
+        ``sqrt(||p - mean(p)||^2 + damping)`` before the product (a zero
+        patch norm with ``damping=0`` gives a zero row).
 
     Shapes are checked here; values (NaN, inf, negative factors) are the
     caller's concern.
@@ -139,6 +154,8 @@ def conv_max_chunk(
     cdef float32_t one = 1.0, zero = 0.0
     cdef int m_, n_, k_, lda, ldc
     cdef char transa = b'T', transb = b'N'
+    cdef bint ncc = damping >= 0.0
+    cdef double first, psum, psq, pmean, centred, scale
     with nogil:
         for i in range(n_images):
             # im2col: row p = r * out_w + s holds the patch at (r, s)
@@ -148,6 +165,22 @@ def conv_max_chunk(
                     for a in range(patch_h):
                         for b in range(patch_w):
                             dst[a * patch_w + b] = images[i, r + a, s + b]
+                    if ncc:
+                        # offsets from the first pixel are exact in float64,
+                        # so a constant patch centres to exactly 0
+                        first = dst[0]
+                        psum = 0.0
+                        for c in range(area):
+                            psum += dst[c] - first
+                        pmean = psum / area
+                        psq = 0.0
+                        for c in range(area):
+                            centred = (dst[c] - first) - pmean
+                            psq += centred * centred
+                        scale = psq + damping
+                        scale = 1.0 / sqrt(scale) if scale > 0.0 else 0.0
+                        for c in range(area):
+                            dst[c] = <float32_t> (((dst[c] - first) - pmean) * scale)
             for fb in range((n_templates + TEMPLATE_BLOCK - 1) // TEMPLATE_BLOCK):
                 f0 = fb * TEMPLATE_BLOCK
                 nb = min(<intp_t> TEMPLATE_BLOCK, n_templates - f0)
