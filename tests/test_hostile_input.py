@@ -288,7 +288,7 @@ _COMMON_MKL = [
     ("n_iter_no_change", 0, ValueError), ("n_iter_no_change", 2.5, TypeError),
     ("bandwidths", [0.0], ValueError), ("bandwidths", [-1.0], ValueError),
     ("bandwidths", [np.nan], ValueError), ("bandwidths", [], ValueError),
-    ("bandwidths", ["a"], TypeError),
+    ("bandwidths", ["a"], TypeError), ("bandwidths", "median", ValueError),
 ]
 BAD_PARAMS = {
     ShareBoostClassifier: _COMMON_GREEDY + [

@@ -469,3 +469,45 @@ def test_tail_sums_of_near_identity_gram(method):
     got = tail_sums(gram, [0, 4, 16], method=method)
     np.testing.assert_allclose(got[:, 0], [expected.sum(), expected[:-4].sum(),
                                            expected[:-16].sum()], rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# bandwidths relative to the data (scikit-learn's gamma="scale")
+
+
+def test_scale_bandwidths_match_sklearn_gamma_scale():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from mcsparse.kernels import scale_bandwidths
+
+    rng = np.random.RandomState(0)
+    X = 7.0 * rng.randn(30, 4) + 3.0
+    gamma = 1.0 / (X.shape[1] * X.var())  # SVC(gamma="scale")
+    K = gaussian_kernel_stack(X, bandwidths=scale_bandwidths(X, factors=[1.0]))[0]
+    np.testing.assert_allclose(K, rbf_kernel(X, gamma=gamma), rtol=1e-12, atol=1e-14)
+    default = scale_bandwidths(X)
+    np.testing.assert_allclose(default, 2.0 ** np.arange(-4, 5) / (2 * gamma))
+    # relative: scaling the features scales the bank by the square
+    np.testing.assert_allclose(scale_bandwidths(10.0 * X), 100.0 * default)
+
+
+@pytest.mark.parametrize("X, factors, error, match", [
+    (np.ones((5, 3)), None, ValueError, "zero variance"),
+    (np.zeros((0, 3)), None, ValueError, "0 sample"),
+    (np.array([[0.0, np.nan], [1.0, 2.0]]), None, ValueError, "NaN"),
+    (np.eye(3), [1.0, -2.0], ValueError, r"factors\[1\]"),
+    (np.eye(3), ["a"], TypeError, "factors must hold real numbers"),
+    (np.eye(3), [], ValueError, "factors must hold at least one"),
+])
+def test_scale_bandwidths_refuse_bad_input(X, factors, error, match):
+    from mcsparse.kernels import scale_bandwidths
+
+    with pytest.raises(error, match=match):
+        scale_bandwidths(X, factors)
+
+
+def test_the_scale_bank_is_not_a_stack_argument():
+    with pytest.raises(ValueError, match="scale_bandwidths"):
+        gaussian_kernel_stack(np.eye(3), bandwidths="scale")
+    with pytest.raises(ValueError, match='None, "scale" or an array'):
+        gaussian_kernel_stack(np.eye(3), bandwidths="median")

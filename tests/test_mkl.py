@@ -202,6 +202,22 @@ def test_estimator_matches_solver_on_same_gram():
     assert clf.kernel_weights_.sum() == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("Est", [UFOMKLClassifier, ConvMKLClassifier, SMSDMKLClassifier])
+def test_scale_bank_is_the_explicit_bank_of_the_training_samples(Est):
+    from mcsparse.kernels import scale_bandwidths
+
+    X, y = load_iris(return_X_y=True)
+    X = 30.0 * X  # far from unit scale: the relative bank follows it
+    a = Est(C=10, bandwidths="scale", max_iter=4, random_state=0).fit(X, y)
+    np.testing.assert_allclose(a.bandwidths_, scale_bandwidths(X))
+    b = Est(C=10, bandwidths=scale_bandwidths(X), max_iter=4, random_state=0).fit(X, y)
+    np.testing.assert_allclose(a.decision_function(X[::7]), b.decision_function(X[::7]))
+    with pytest.raises(ValueError, match='None, "scale" or an array'):
+        Est(bandwidths="Scale").fit(X, y)
+    with pytest.raises(ValueError, match="zero variance"):
+        Est(bandwidths="scale").fit(np.ones((6, 2)), [0, 1] * 3)
+
+
 def test_smsd_with_zero_beta_is_ufo():
     X, y = load_iris(return_X_y=True)
     a = UFOMKLClassifier(C=10, max_iter=4, random_state=0).fit(X, y)

@@ -83,7 +83,7 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         """
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
         self.classes_ = classes
-        self.bandwidths_ = _check_bandwidths(self.bandwidths)
+        self.bandwidths_ = _check_bandwidths(self.bandwidths, X)
         gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
         r, scale, penalty_sums, beta = self._tail_terms(gram)
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
@@ -130,9 +130,12 @@ _PARAMS_DOC = """
         Inverse regularisation: ``lambda = 1 / (C n_samples)`` for the
         squared mixed norm. The paper's ``alpha`` grid ``2^-2 .. 2^12`` is a
         grid of ``C`` (see :func:`mcsparse.solvers.multiclass_mkl`).
-    bandwidths : array-like of shape (n_kernels,), default=None
+    bandwidths : array-like of shape (n_kernels,), "scale" or None, default=None
         ``tau_m`` of the Gaussian base kernels ``exp(-||x - x'||^2 / (2
-        tau_m))``; None means ``2^-10 .. 2^10`` (21 kernels, Section 6).
+        tau_m))``; None means the paper's ``2^-10 .. 2^10`` (21 kernels,
+        Section 6, for features of unit scale); ``"scale"`` the 9 widths
+        ``2^-4 .. 2^4`` times scikit-learn's ``gamma="scale"`` width on the
+        training samples (:func:`mcsparse.kernels.scale_bandwidths`).
     q : float, default=None
         Dual exponent ``q > 1`` of the ``l_{2,p}`` norm, ``p = q / (q - 1)``;
         None means ``2 log K`` with ``K`` the number of classes.

@@ -2,7 +2,8 @@
 
 Here a *kernel* is a positive semi-definite function or its Gram matrix.
 :func:`gaussian_kernel_stack` builds the Gram matrices of a bank of Gaussian
-kernels (:func:`default_bandwidths`, the grid of Li et al. 2018, Section 6);
+kernels (:func:`default_bandwidths`, the grid of Li et al. 2018, Section 6,
+or :func:`scale_bandwidths`, relative to the scale of the data);
 :func:`tail_sums` computes the tail sums of their eigenvalues, by which
 Conv-MKL (Li et al. 2018, Algorithm 1) normalises each Gram matrix.
 
@@ -17,6 +18,7 @@ from ._gaussian import (
     conv_kernel_scale,
     default_bandwidths,
     gaussian_kernel_stack,
+    scale_bandwidths,
     tail_sums,
 )
 
@@ -24,5 +26,6 @@ __all__ = [
     "conv_kernel_scale",
     "default_bandwidths",
     "gaussian_kernel_stack",
+    "scale_bandwidths",
     "tail_sums",
 ]
