@@ -90,6 +90,23 @@ def test_ncc_is_zero_on_blank_and_constant_images(damping):
                                 damping=damping), 0.0)
 
 
+@pytest.mark.parametrize("offset, damping", [(1e8, 0.25), (2.0**24, 0.0), (0.7, 0.0)])
+def test_ncc_of_float64_images_keeps_their_precision_under_an_offset(offset, damping):
+    """Float64 images are centred before the float32 cast: the offset costs nothing.
+
+    Found by an adversarial review: ``1e8 + I`` in float64 gave all-zero NCC
+    features (float32 kept only the offset) where the twin gave those of ``I``.
+    """
+    images, templates, rows, cols = _problem(8, 3, 8, 8, 4, 3, 3, 2, 2)
+    images = np.abs(images).astype(np.float64)
+    small = 1e-6 if offset == 0.7 else 1.0  # near-constant float64 patches for 0.7
+    got = conv_max_features(offset + small * images, templates, rows, cols,
+                            response="ncc", damping=damping * small**2)
+    want = conv_max_features_numpy(images, templates, rows, cols, response="ncc",
+                                   damping=damping)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_undamped_ncc_ignores_contrast_and_brightness():
     """Without damping, ``a I + c`` (a > 0) answers exactly like ``I``: faint = bold."""
     images, templates, rows, cols = _problem(7, 2, 10, 10, 6, 3, 3, 2, 2)

@@ -326,11 +326,14 @@ def test_fuzz_conv_max(n, h, w, n_templates, ph, pw, n_u, n_v, empty, img_scale,
     # a response is bounded by (area + 2) eps32 max|image| ||w_f||_1, times
     # the mask; denormals lose up to one smallest subnormal per operation.
     # The NCC normalises the float32 patches the kernel sees (a float64
-    # patch may be constant only once rounded), each of norm at most 1.
+    # image is centred first, then rounded), each of norm at most 1.
     f32 = [v.astype(np.float32).astype(np.float64) for v in (images, templates, rows, cols)]
+    reference = images
+    if response:  # the wrapper centres non-float32 images in float64, then casts
+        reference = f32[0] if images.dtype == np.float32 else (
+            images - images.mean(axis=(1, 2), keepdims=True)).astype(np.float32)
     with np.errstate(all="ignore"):
-        want = conv_max_features_numpy(f32[0] if response else images, templates, rows, cols,
-                                       **response)
+        want = conv_max_features_numpy(reference, templates, rows, cols, **response)
     img_max = np.abs(f32[0]).reshape(n, -1).max(axis=1, initial=0.0)
     if response:  # a normalised patch: entries of magnitude at most 1, whatever the scale
         img_max = np.ones(n)

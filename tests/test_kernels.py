@@ -493,6 +493,12 @@ def test_scale_bandwidths_match_sklearn_gamma_scale():
 
 @pytest.mark.parametrize("X, factors, error, match", [
     (np.ones((5, 3)), None, ValueError, "zero variance"),
+    # X.var() of these equal entries rounds to about 1e-35, not 0 (adversarial review)
+    (np.full((6, 3), 0.1), None, ValueError, "zero variance"),
+    (np.full((12, 3), 0.7), None, ValueError, "zero variance"),
+    (np.eye(3) * 1e200, None, ValueError, "normal range"),
+    (np.eye(3) * 1e-170, None, ValueError, "normal range"),
+    (np.eye(3), [5e-324], ValueError, "normal range"),
     (np.zeros((0, 3)), None, ValueError, "0 sample"),
     (np.array([[0.0, np.nan], [1.0, 2.0]]), None, ValueError, "NaN"),
     (np.eye(3), [1.0, -2.0], ValueError, r"factors\[1\]"),

@@ -55,9 +55,19 @@ def _as_float32(values, name, ndim, shape):
     return values
 
 
-def _check_images(images, name="images", shape="(n_images, height, width)"):
-    """``images`` as a float32 C-ordered (n, h, w) array of finite values."""
-    return _as_float32(images, name, 3, shape)
+def _check_images(images, name="images", shape="(n_images, height, width)", centre=False):
+    """``images`` as a float32 C-ordered (n, h, w) array of finite values.
+
+    ``centre``: each image minus its mean, computed in float64 before the
+    cast, so that a large offset (which the NCC ignores) costs no float32
+    precision.
+    """
+    checked = _as_float32(images, name, 3, shape)
+    if not centre or checked.size == 0 or np.asarray(images).dtype == np.float32:
+        return checked
+    values = np.asarray(images, dtype=np.float64)
+    values = values - values.mean(axis=(1, 2), keepdims=True)
+    return np.ascontiguousarray(values, dtype=np.float32)
 
 
 def _check_template_shapes(images, templates, mask_rows, mask_cols):
@@ -143,7 +153,9 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, response="corr
     cross-correlation: the image patch ``p`` at each position is centred and
     divided by ``sqrt(||p - mean(p)||^2 + damping)`` before its product with
     the template, so that faint strokes answer as strongly as bold ones and
-    a blank or constant patch answers 0. The masks are
+    a blank or constant patch answers 0 (images that are not float32 are
+    first centred in float64, which the NCC does not see, so that a large
+    offset costs no float32 precision). The masks are
     separable, ``g_c = u_a v_b^T`` with ``c = a * n_v + b`` (Gaussians on a
     grid, :func:`gaussian_masks`), which makes the masked max two cheap
     passes, exact for non-negative factors: ``max_r u_a(r) max_s resp(r, s)
@@ -199,12 +211,12 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, response="corr
     .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
        Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
     """
-    images = _check_images(images)
+    kernel_damping = _check_response(response, damping)
+    images = _check_images(images, centre=kernel_damping >= 0)
     templates = _check_images(templates, "templates", "(n_templates, patch_h, patch_w)")
     mask_rows = _as_factors(mask_rows, "mask_rows")
     mask_cols = _as_factors(mask_cols, "mask_cols")
     _check_template_shapes(images, templates, mask_rows, mask_cols)
-    kernel_damping = _check_response(response, damping)
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
     check_n_jobs(n_jobs)
     # |response| <= max|image| * max_f ||w_f||_1, and the kernel multiplies it

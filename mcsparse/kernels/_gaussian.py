@@ -97,8 +97,9 @@ def scale_bandwidths(X, factors=None):
     ------
     ValueError
         If ``X`` is empty, holds NaN or infinity, or has zero variance (every
-        entry equal: no scale to take), or a factor is not finite and
-        positive.
+        entry equal: no scale to take), a factor is not finite and positive,
+        or the bandwidths leave float64's normal range (values of ``X``
+        beyond about 1e150 or below about 1e-150; rescale ``X``).
     TypeError
         If ``X`` or ``factors`` are not real numbers.
 
@@ -117,13 +118,20 @@ def scale_bandwidths(X, factors=None):
                     dtype=np.float64)
     if sp.issparse(X):
         X = X.toarray()
-    variance = float(X.var())
-    if not variance > 0:
+    if X.max() == X.min():  # X.var() of equal entries may round to 1e-35, not 0
         raise ValueError("X has zero variance (every entry is equal): there is no scale "
                          "to take bandwidths from; pass bandwidths explicitly")
     factors = (2.0 ** np.arange(-4, 5, dtype=np.float64) if factors is None
                else _check_bandwidths(factors, name="factors"))
-    return factors * (X.shape[1] * variance / 2.0)
+    with np.errstate(over="ignore", under="ignore"):
+        variance = float(X.var())
+        bandwidths = factors * (X.shape[1] * variance / 2.0)
+    if not (np.isfinite(bandwidths).all() and bandwidths.min() >= np.finfo(np.float64).tiny):
+        raise ValueError(
+            f"the bandwidths factors * n_features * X.var() / 2 leave float64's normal range "
+            f"(X.var() = {variance:.3g}, bandwidths from {bandwidths.min():.3g} to "
+            f"{bandwidths.max():.3g}): rescale X, e.g. to [-1, 1], or the factors")
+    return bandwidths
 
 
 def _check_bandwidths(bandwidths, X=None, name="bandwidths"):
