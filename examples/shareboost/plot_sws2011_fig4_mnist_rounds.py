@@ -228,8 +228,8 @@ if full is not None:
     for i, curve in enumerate(full_curves):
         ax.plot(np.arange(1, len(curve) + 1), 100 * np.array(curve), color="C3", ls="--",
                 lw=0.8, label=None if i else f"full run ({r['n_train']} digits, "
-                f"{full['date']}), test (alpha={r['chosen_alpha']:g}, "
-                f"{len(full_curves)} seed(s))")
+                f"{full['date']}), test ({r.get('chosen_response', 'correlation')}, "
+                f"alpha={r['chosen_alpha']:g}, {len(full_curves)} seeds)")
 ax.plot([75, 266], [1.0, 0.71], "k*", ms=10, label="paper: <1% at 75, 0.71% at 266")
 ax.set_ylim(0, 5)
 ax.set_xlim(0, max(n_rounds, 0 if full is None else len(full["results"]["test_error"])))
