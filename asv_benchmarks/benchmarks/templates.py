@@ -130,3 +130,56 @@ class TemplatesShareBoostMNIST(Estimator, Benchmark):
             features=ConvMaxTemplates(n_templates=n_templates, n_jobs=2, random_state=0),
             n_features_to_select=n_rounds, alpha=1e-4)
         warnings.simplefilter("ignore", ConvergenceWarning)
+
+
+class TemplatesPrediction(Benchmark):
+    """Prediction with a fitted template model: MACs per image and images per second.
+
+    A model of 100 rounds on 10,000 MNIST digits (1000 templates x 16 masks,
+    ``alpha=1e-4`` for the correlation, ``1e-5`` for the NCC, whose features
+    are about 2.8 times smaller), predicting the 10,000 test digits:
+    ``predict`` correlates only the selected templates. ``track_macs_per_image``
+    is :meth:`~mcsparse.features.ConvMaxTemplates.macs_per_image` of the
+    model (templates, masked maxima and the linear predictor);
+    ``track_predict_images_per_second`` is the best of 3. Quick mode: 2000
+    training and 1000 test digits, 200 templates, 20 rounds.
+    """
+
+    param_names = ["response"]
+    params = (["correlation", "ncc"],)
+    timeout = 1200
+
+    def setup(self, response):
+        from mcsparse.datasets import load_mnist
+
+        n, n_test, n_templates, n_rounds = ((2000, 1000, 200, 20) if quick()
+                                            else (10_000, 10_000, 1000, 100))
+        X, y = load_mnist(subset="train", return_X_y=True)
+        Xt, _ = load_mnist(subset="test", return_X_y=True)
+        self.X_test = (Xt[:n_test] / 255.0).astype(np.float32)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        family = ConvMaxTemplates(n_templates=n_templates, response=response, n_jobs=1,
+                                  random_state=0)
+        self.model = ShareBoostClassifier(
+            features=family, n_features_to_select=n_rounds,
+            alpha=1e-4 if response == "correlation" else 1e-5)
+        self.model.fit((X[:n] / 255.0).astype(np.float32), y[:n])
+
+    def time_predict(self, response):
+        self.model.predict(self.X_test)
+
+    def track_predict_images_per_second(self, response):
+        best = np.inf
+        for _ in range(3):
+            start = time.perf_counter()
+            self.model.predict(self.X_test)
+            best = min(best, time.perf_counter() - start)
+        return self.X_test.shape[0] / best
+
+    def track_macs_per_image(self, response):
+        model = self.model
+        return model.features_.macs_per_image(model.selected_features_,
+                                              n_classes=model.classes_.size)
+
+    track_predict_images_per_second.unit = "images/s"
+    track_macs_per_image.unit = "multiply-accumulates"
