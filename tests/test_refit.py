@@ -265,8 +265,9 @@ def test_a_failed_refit_retries_from_the_exact_hessian_only_where_it_is_cheap(mo
 
     monkeypatch.setattr(CarriedCurvature, "reset", counting("reset"))
     monkeypatch.setattr(CarriedCurvature, "restart", counting("restart"))
-    # whether a line search fails at tol=1e-15 depends on rounding (it did with
-    # NumPy 1.26 and not with 2.4 in CI's debug build): the first solve of
+    # whether a line search fails at tol=1e-15 depends on rounding (it did in
+    # the optimised build and not in CI's debug build, whose unoptimised
+    # kernels round differently): the first solve of
     # every refit on selected columns (p > 0) reports a failure, so that each
     # such refit retries, whatever the rounding; the retry runs as it is
     real_solve, first = sb.solve, [True]
