@@ -267,9 +267,9 @@ def test_a_failed_refit_retries_from_the_exact_hessian_only_where_it_is_cheap(mo
     monkeypatch.setattr(CarriedCurvature, "restart", counting("restart"))
     # whether a line search fails at tol=1e-15 depends on rounding (it did in
     # the optimised build and not in CI's debug build, whose unoptimised
-    # kernels round differently): the first solve of
-    # every refit on selected columns (p > 0) reports a failure, so that each
-    # such refit retries, whatever the rounding; the retry runs as it is
+    # kernels round differently): the first solve of every refit on selected
+    # columns (p > 0) reports a failure, so that each such refit retries,
+    # whatever the rounding; the retry runs as it is
     real_solve, first = sb.solve, [True]
 
     def failing_first(objective, params, p, **kwargs):

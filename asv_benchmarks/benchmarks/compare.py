@@ -111,11 +111,10 @@ class SharedSupportShareBoostVsAbess(_Comparison):
 
     params = (["shareboost", "abess"],)
     anchor_module = "abess"
+    sizes = SIZES
 
     def load(self):
         return _products_data()
-
-    sizes = SIZES
 
     def make_fitters(self):
         X, y, Xt, yt = self.data

@@ -19,8 +19,8 @@ ShareBoost selects one column per round.
 rounds and stops improving (measured on these digits), so a Frobenius
 penalty ``alpha ||W||_F^2`` (§3.3) is needed. The paper does not say how it
 regularised, nor how it normalised the image patches, so two choices are
-made on the training set only: ``alpha`` (a grid per response, as the two scale the
-features differently), and the response map, the plain
+made on the training set only: ``alpha`` (a grid per response, as the two
+scale the features differently), and the response map, the plain
 correlation or the damped normalised cross-correlation (``response="ncc"``,
 each image patch centred and scaled to unit norm, damped, so that faint
 strokes answer like bold ones). The last 10,000 training digits are held

@@ -693,9 +693,10 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         """The candidate matrix of a row chunk of images: (n_rows, n_candidates), float32."""
         images = self._images(X, self.image_shape_)
         return conv_max_features(images, self.templates_, self.mask_rows_,
-                                 self.mask_cols_, **self._response_kwargs())
+                                 self.mask_cols_, **self._kernel_kwargs())
 
-    def _response_kwargs(self):
+    def _kernel_kwargs(self):
+        """The keyword arguments of every :func:`conv_max_features` call of the family."""
         return {"response": self.response, "damping": self.damping, "n_jobs": self.n_jobs}
 
     def _chunk_scanner(self):
@@ -833,7 +834,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         n_masks = self.masks_.shape[0]
         used, where = np.unique(ids // n_masks, return_inverse=True)
         values = conv_max_features(images, self.templates_[used], self.mask_rows_,
-                                   self.mask_cols_, **self._response_kwargs())
+                                   self.mask_cols_, **self._kernel_kwargs())
         return values[:, where * n_masks + ids % n_masks].astype(np.float64)
 
     def transform(self, X):
@@ -850,7 +851,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
             Column ``f * n_masks + c`` is template ``f`` with mask ``c``.
         """
         return conv_max_features(self._new_images(X), self.templates_,
-                                 self.mask_rows_, self.mask_cols_, **self._response_kwargs())
+                                 self.mask_rows_, self.mask_cols_, **self._kernel_kwargs())
 
     def macs_per_image(self, ids, n_classes=None):
         """Count the multiply-accumulates per image to compute the candidates ``ids``.
@@ -862,8 +863,8 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         n_v * out_h`` multiplies, see :func:`conv_max_features`), for the
         "ncc" response ``2 * patch_size**2`` more per position and image
         (the centred patch's squared norm and its scaling, shared by all
-        templates), and, when ``n_classes`` is given, the ``n_classes x len(ids)`` dot products of
-        the linear predictor. [SWS2011] §7.4
+        templates), and, when ``n_classes`` is given, the ``n_classes x
+        len(ids)`` dot products of the linear predictor. [SWS2011] §7.4
         reports about 3.3e6 for its 305-round model.
 
         Parameters
