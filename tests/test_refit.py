@@ -95,6 +95,21 @@ def test_bordering_is_the_exact_inverse_when_the_old_block_is():
     np.testing.assert_allclose(H, np.linalg.inv(exact), rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.parametrize("value", [np.nan, np.inf, 1e200])
+def test_bordering_refuses_a_hessian_whose_products_overflow(value):
+    """Entries above sqrt(float64 max) (squares overflow) are refused like non-finite ones."""
+    obj = _objective(fit_intercept=False)
+    obj.value_grad(np.zeros(obj.n_params(4)), 4)
+    curvature = CarriedCurvature()
+    curvature.reset(obj, 4, 0)
+    E = obj.hessian_columns(3, 4)
+    E[0, 0] = value
+    with pytest.raises(ValueError, match="rescale X"):
+        curvature._border(E, curvature.n_params - obj.n_scores, curvature.n_params)
+    E[0, 0] = 1e150  # below the limit: taken
+    curvature._border(E, curvature.n_params - obj.n_scores, curvature.n_params)
+
+
 @pytest.mark.parametrize("kw", [dict(), dict(penalty=SmoothedLinfOne(0.05, 5.0)),
                                 dict(fit_intercept=False), dict(penalty=None, n=300),
                                 dict(loss=BinaryLogisticLoss(), penalty=Frobenius(0.02))])

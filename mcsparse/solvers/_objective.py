@@ -411,12 +411,12 @@ class LinearObjective:
         for j in range(first, p):
             V[:, with_b + j - first] = self.columns.column(j)
         width, kk = V.shape[1], k * (k + 1) // 2
+        V /= self.total  # the normalisation, on V rather than on the wider M
         M = np.empty((n, width * kk))
         hessian_rows(self.proba(), self.sample_weight, V, M)
-        M /= self.total
         prod = self.columns.rmatmul(M, p)  # (p, width * kk)
-        if self.fit_intercept:
-            prod = np.vstack([M.sum(axis=0), prod])
+        if self.fit_intercept:  # the column sums by BLAS (NumPy's axis-0 sum is slower)
+            prod = np.vstack([np.ones(n) @ M, prod])
         rows, cols = np.triu_indices(k)
         full = np.empty((prod.shape[0], width, k, k))
         packed = prod.reshape(prod.shape[0], width, kk)

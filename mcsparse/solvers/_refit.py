@@ -92,6 +92,11 @@ def symm_numpy(H, m, B):
     return _upper_symmetric(H, m) @ B
 
 
+#: Largest exact Hessian entry the bordering takes: the products of two
+#: entries (the Schur complement, its eigen-decomposition) overflow beyond it.
+#: Reached only with columns above 1e77 in magnitude (or alpha above 1e154).
+_HESSIAN_MAX = np.sqrt(np.finfo(np.float64).max)
+
 _OVERFLOW = ("the exact Hessian of the refit overflows float64: the selected columns "
              "(or alpha) are too large in magnitude; rescale X, e.g. to [-1, 1]")
 
@@ -193,7 +198,7 @@ class CarriedCurvature:
         ``[[A, B], [B^T, C]]`` is ``[[A^-1 + A^-1 B S^-1 B^T A^-1, -A^-1 B
         S^-1], [., S^-1]]`` with ``S = C - B^T A^-1 B``.
         """
-        if not np.isfinite(E).all():
+        if not np.abs(E).max(initial=0.0) <= _HESSIAN_MAX:  # NaN included
             raise ValueError(_OVERFLOW)
         self._grow(m_old, m)
         H, q = self.H, m - m_old
