@@ -27,6 +27,8 @@ from mcsparse.solvers._design import (
     dense_matmul_numpy,
     dense_rmatmul_numpy,
     dense_value_grad_numpy,
+    groups_matmul_numpy,
+    groups_rmatmul_numpy,
     hessian_rows_numpy,
 )
 from mcsparse.solvers._objective import LinearObjective
@@ -34,6 +36,8 @@ from mcsparse.solvers._objective_fast import (
     dense_matmul,
     dense_rmatmul,
     dense_value_grad,
+    groups_matmul,
+    groups_rmatmul,
     hessian_rows,
 )
 
@@ -104,6 +108,88 @@ def test_hessian_rows_match_twin(n, k, q, weighted):
     out = np.full((n, q * k * (k + 1) // 2), np.nan)
     hessian_rows(P, w, V, out)
     np.testing.assert_allclose(out, hessian_rows_numpy(P, w, V), rtol=1e-13, atol=1e-15)
+
+
+def _groups(n, widths, rows_per_group, rng, first=0):
+    """Row-sparse groups (first, rows, values) side by side from column ``first``."""
+    groups = []
+    for width, n_rows in zip(widths, rows_per_group):
+        rows = np.sort(rng.choice(n, size=n_rows, replace=False)).astype(np.intp)
+        groups.append((first, rows, rng.standard_normal((n_rows, width))))
+        first += width
+    return groups, first
+
+
+@pytest.mark.parametrize("n, widths, rows_per_group", [
+    (0, [3], [0]), (1, [1], [1]), (1, [2, 1], [0, 1]), (5, [1, 4, 2], [5, 0, 3]),
+    (300, [7, 51, 1], [1, 299, 150]), (2000, [51] * 6, [13, 1999, 700, 2, 0, 1000]),
+])
+@pytest.mark.parametrize("r", [1, 10, 55])
+def test_group_products_match_twins(n, widths, rows_per_group, r):
+    rng = np.random.default_rng(n + r + len(widths))
+    groups, p = _groups(n, widths, rows_per_group, rng, first=2)
+    # the first 2 columns are dense (not in a group): left as they are
+    for cut in (p, p - widths[-1], 2):  # every group, all but the last, none
+        Vt = rng.standard_normal((cut, r))
+        start = rng.standard_normal((n, r))
+        out, ref = start.copy(), start.copy()
+        groups_matmul(groups, Vt, out)
+        groups_matmul_numpy(groups, Vt, ref)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+        M = rng.standard_normal((n, r))
+        start = rng.standard_normal((cut, r))
+        out, ref = start.copy(), start.copy()
+        groups_rmatmul(groups, M, out)
+        groups_rmatmul_numpy(groups, M, ref)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+        assert np.array_equal(out[:2], start[:2])
+
+
+def test_group_products_release_the_gil_and_thread_deterministically():
+    """The store's row blocks on two threads give the one-thread result, bit for bit."""
+    rng = np.random.default_rng(0)
+    n, k = 3000, 4
+    results = []
+    for n_threads in (1, 2):
+        store = SelectedColumns(n, 40, n_threads=n_threads, row_block=700)
+        for first in range(0, 40, 8):
+            block = np.zeros((n, 8))
+            rows = rng.choice(n, size=300, replace=False)
+            block[rows] = rng.standard_normal((300, 8))
+            store.put(block, first)
+        Vt = np.random.default_rng(1).standard_normal((40, k))
+        M = np.random.default_rng(2).standard_normal((n, k))
+        results.append((store.matmul(Vt, np.empty((n, k))), store.rmatmul(M, 40)))
+        rng = np.random.default_rng(0)
+    assert store.n_groups == 5
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda g, V, o: groups_matmul([(0, np.array([0, 9]), np.ones((2, 2)))], V, o),
+     ValueError, "row 9 outside"),
+    (lambda g, V, o: groups_matmul([(0, np.array([-1]), np.ones((1, 2)))], V, o),
+     ValueError, "row -1 outside"),
+    (lambda g, V, o: groups_matmul([(2, np.array([0]), np.ones((1, 2)))], V, o),
+     ValueError, "does not fit the first p=3"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0, 1]), np.ones((1, 2)))], V, o),
+     ValueError, "2 rows"),
+    (lambda g, V, o: groups_matmul(g, V, np.empty((5, 3))), ValueError, "columns"),
+    (lambda g, V, o: groups_rmatmul(g, np.ones((5, 3)), np.empty((3, 2))),
+     ValueError, "columns"),
+    (lambda g, V, o: groups_rmatmul([(0, np.array([7]), np.ones((1, 2)))], np.ones((5, 2)),
+                                    np.empty((3, 2))), ValueError, "row 7 outside"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0]), np.ones((1, 2), np.float32))], V, o),
+     ValueError, "dtype"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0], np.int32), np.ones((1, 2)))], V, o),
+     ValueError, "dtype"),
+    (lambda g, V, o: groups_matmul(None, V, o), TypeError, "groups"),
+])
+def test_group_products_refuse_bad_groups(call, error, match):
+    groups = [(0, np.array([0, 4], dtype=np.intp), np.ones((2, 2)))]
+    with pytest.raises(error, match=match):
+        call(groups, np.ones((3, 2)), np.zeros((5, 2)))
 
 
 def test_cython_entries_refuse_inconsistent_shapes():

@@ -30,7 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils.validation import check_int
-from ._objective_fast import dense_matmul, dense_rmatmul, dense_value_grad
+from ._objective_fast import (dense_matmul, dense_rmatmul, dense_value_grad, groups_matmul,
+                              groups_rmatmul)
 
 # A group stays dense unless at most this fraction of its rows is non-zero.
 SPARSE_ROW_FRACTION = 0.5
@@ -70,6 +71,22 @@ def dense_value_grad_numpy(X, shift, p, Wt, intercept, y, sample_weight, margin,
                                          binary=binary)
     return (loss, scores, residual, dense_rmatmul_numpy(X, shift, p, residual),
             residual.sum(axis=0))
+
+
+def groups_matmul_numpy(groups, Vt, out):
+    """NumPy twin of ``groups_matmul``: ``out[rows] += values @ Vt[first:first + width]``."""
+    p = Vt.shape[0]
+    for first, rows, values in groups:
+        if first < p:
+            out[rows] += values @ Vt[first:first + values.shape[1]]
+
+
+def groups_rmatmul_numpy(groups, M, out):
+    """NumPy twin of ``groups_rmatmul``: ``out[first:first + width] = values.T @ M[rows]``."""
+    p = out.shape[0]
+    for first, rows, values in groups:
+        if first < p:
+            out[first:first + values.shape[1]] = values.T @ M[rows]
 
 
 def _check_real_2d(X, name):
@@ -450,17 +467,13 @@ class SelectedColumns:
 
     @staticmethod
     def _groups_matmul(b, Vt, out):
-        p = Vt.shape[0]
-        for first, rows, values in b.groups:
-            if first < p:
-                out[rows] += values @ Vt[first:first + values.shape[1]]
+        if b.groups:
+            groups_matmul(b.groups, Vt, out)
 
     @staticmethod
     def _groups_rmatmul(b, M, out):
-        p = out.shape[0]
-        for first, rows, values in b.groups:
-            if first < p:
-                out[first:first + values.shape[1]] = values.T @ M[rows]
+        if b.groups:
+            groups_rmatmul(b.groups, np.ascontiguousarray(M), out)
 
 
 class SparseColumns:

@@ -270,3 +270,145 @@ def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weigh
                     for d in range(c + 1, k):
                         out[i, t] = -pc * P[i, d]
                         t += 1
+
+
+# -- row-sparse groups ---------------------------------------------------------------
+#
+# A group is a tuple (first, rows, values): columns first .. first + width of the
+# store, non-zero on the local ``rows`` (intp, distinct, in [0, n_rows)) only, with
+# ``values`` (len(rows), width) float64, C order. The products gather or scatter
+# the rows in C and multiply by dgemm, all without the GIL, so that the row blocks
+# of a store run side by side on threads.
+
+cdef struct _Group:
+    intp_t first
+    intp_t n_rows
+    intp_t width
+    const intp_t* rows
+    const double* values
+
+
+cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, intp_t* count,
+                          intp_t* max_rows) except NULL:
+    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_rows`` set."""
+    cdef _Group* packed = <_Group*> malloc((len(groups) + 1) * sizeof(_Group))
+    cdef const intp_t[::1] rows
+    cdef const double[:, ::1] values
+    cdef intp_t i, j = 0, first, r
+    if packed == NULL:
+        raise MemoryError()
+    max_rows[0] = 0
+    try:
+        for i in range(len(groups)):
+            first = groups[i][0]
+            if first >= p:
+                continue
+            rows = groups[i][1]
+            values = groups[i][2]
+            if first < 0 or values.shape[0] != rows.shape[0] or first + values.shape[1] > p:
+                raise ValueError(f"group {i} (first column {first}, values "
+                                 f"({values.shape[0]}, {values.shape[1]}), {rows.shape[0]} rows) does "
+                                 f"not fit the first p={p} columns")
+            for r in range(rows.shape[0]):
+                if rows[r] < 0 or rows[r] >= n_out:
+                    raise ValueError(f"group {i} has row {rows[r]} outside [0, {n_out})")
+            packed[j].first = first
+            packed[j].n_rows = rows.shape[0]
+            packed[j].width = values.shape[1]
+            packed[j].rows = &rows[0] if rows.shape[0] else NULL
+            packed[j].values = &values[0, 0] if values.shape[0] and values.shape[1] else NULL
+            if rows.shape[0] > max_rows[0]:
+                max_rows[0] = rows.shape[0]
+            j += 1
+    except BaseException:
+        free(packed)
+        raise
+    count[0] = j
+    return packed
+
+
+def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
+                  double[:, ::1] out not None):
+    """``out[rows] += values @ Vt[first:first + width]`` for each group with ``first < p``.
+
+    Parameters
+    ----------
+    groups : list of (int, ndarray, ndarray)
+        ``(first, rows, values)``; ``rows`` intp, ``values`` (len(rows),
+        width) float64, C order.
+    Vt : ndarray of shape (p, r), float64, C order
+    out : ndarray of shape (n_rows, r), float64, C order, added to
+    """
+    cdef intp_t p = Vt.shape[0], count, max_rows, g, i, c
+    cdef int r_ = <int> Vt.shape[1], n_, w_, ldv = <int> Vt.shape[1]
+    cdef double one = 1.0, zero = 0.0
+    cdef double* tmp
+    cdef const intp_t* rows
+    if out.shape[1] != Vt.shape[1]:
+        raise ValueError("Vt and out have different numbers of columns")
+    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], &count, &max_rows)
+    tmp = <double*> malloc((max_rows * r_ + 1) * sizeof(double))
+    if tmp == NULL:
+        free(packed)
+        raise MemoryError()
+    with nogil:
+        for g in range(count):
+            n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
+            if n_ == 0 or r_ == 0:
+                continue
+            if w_ == 0:
+                continue
+            # tmp.T (r x n) = Vt[first:].T (r x w) @ values.T (w x n)
+            dgemm("N", "N", &r_, &n_, &w_, &one, <double*> &Vt[packed[g].first, 0], &ldv,
+                  <double*> packed[g].values, &w_, &zero, tmp, &r_)
+            rows = packed[g].rows
+            for i in range(n_):
+                for c in range(r_):
+                    out[rows[i], c] += tmp[i * r_ + c]
+    free(tmp)
+    free(packed)
+
+
+def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
+                   double[:, ::1] out not None):
+    """``out[first:first + width] = values.T @ M[rows]`` for each group with ``first < p``.
+
+    Parameters
+    ----------
+    groups : list of (int, ndarray, ndarray)
+        As in :func:`groups_matmul`.
+    M : ndarray of shape (n_rows, r), float64, C order
+    out : ndarray of shape (p, r), float64, C order; the groups' rows of it
+        are overwritten, the others left as they are
+    """
+    cdef intp_t p = out.shape[0], count, max_rows, g, i, c
+    cdef int r_ = <int> M.shape[1], n_, w_
+    cdef double one = 1.0, zero = 0.0
+    cdef double* tmp
+    cdef const intp_t* rows
+    if out.shape[1] != M.shape[1]:
+        raise ValueError("M and out have different numbers of columns")
+    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], &count, &max_rows)
+    tmp = <double*> malloc((max_rows * r_ + 1) * sizeof(double))
+    if tmp == NULL:
+        free(packed)
+        raise MemoryError()
+    with nogil:
+        for g in range(count):
+            n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
+            if r_ == 0 or w_ == 0:
+                continue
+            if n_ == 0:
+                for i in range(packed[g].first, packed[g].first + w_):
+                    for c in range(r_):
+                        out[i, c] = 0.0
+                continue
+            rows = packed[g].rows
+            for i in range(n_):
+                for c in range(r_):
+                    tmp[i * r_ + c] = M[rows[i], c]
+            # out[first:].T (r x w) = tmp.T (r x n) @ values (n x w)
+            dgemm("N", "T", &r_, &w_, &n_, &one, tmp, &r_, <double*> packed[g].values, &w_,
+                  &zero, &out[packed[g].first, 0], &r_)
+    free(tmp)
+    free(packed)
