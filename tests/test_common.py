@@ -60,7 +60,8 @@ INSTANCES = {
     MixedNormClassifier: [MixedNormClassifier()],
     PairwiseProducts: [PairwiseProducts()],
     UFOMKLClassifier: [UFOMKLClassifier(C=100, random_state=0)],
-    ConvMKLClassifier: [ConvMKLClassifier(C=1e4, random_state=0)],
+    ConvMKLClassifier: [ConvMKLClassifier(C=1e4, random_state=0),
+                        ConvMKLClassifier(C=100, random_state=0, final="svc")],
     SMSDMKLClassifier: [SMSDMKLClassifier(C=100, random_state=0)],
     # Candidate families: fit, then ShareBoost's scan protocol (not checked
     # here); the checks cover fit, n_features_in_, cloning, pickling, dtypes.

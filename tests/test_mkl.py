@@ -459,3 +459,48 @@ def test_default_q_needs_two_classes():
         default_q(1)
     with pytest.raises(TypeError, match="n_classes must be an integer"):
         default_q(2.0)
+
+
+@pytest.mark.parametrize("Est", [UFOMKLClassifier, ConvMKLClassifier, SMSDMKLClassifier])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_final_svc_is_the_svm_on_the_learnt_combined_kernel(Est, n_classes):
+    from sklearn.svm import SVC
+
+    X, y = load_iris(return_X_y=True)
+    keep = y < n_classes
+    X, y = X[keep], np.array(["a", "b", "c"])[y[keep]]
+    taus = [0.25, 1.0, 4.0]
+    last = Est(C=10, bandwidths=taus, max_iter=5, random_state=0).fit(X, y)
+    clf = Est(C=10, bandwidths=taus, max_iter=5, random_state=0, final="svc").fit(X, y)
+    # the kernel learning is the same; only the predictor changes
+    np.testing.assert_array_equal(clf.kernel_weights_, last.kernel_weights_)
+    np.testing.assert_array_equal(clf.dual_coef_, last.dual_coef_)
+    assert last.final_svc_ is None and clf.final_svc_ is not None
+    # reference: SVC on sum_m w_m K_m, built here from the bank
+    w = clf.kernel_weights_
+    K = np.tensordot(w, gaussian_kernel_stack(X, bandwidths=taus), axes=1)
+    ref = SVC(kernel="precomputed", C=10).fit(K, y)
+    X_new = X[::3] + 0.05
+    K_new = np.tensordot(w, gaussian_kernel_stack(X_new, X, bandwidths=taus), axes=1)
+    np.testing.assert_array_equal(clf.predict(X_new), ref.predict(K_new))
+    scores = clf.decision_function(X_new)
+    np.testing.assert_allclose(scores, ref.decision_function(K_new), rtol=1e-9, atol=1e-9)
+    assert scores.shape == ((len(X_new),) if n_classes == 2 else (len(X_new), n_classes))
+    np.testing.assert_array_equal(clf.final_support_vectors_, X[ref.support_])
+
+
+def test_final_svc_keeps_the_zero_model_when_every_kernel_is_switched_off():
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(UserWarning, match="kernel weights are all zero"):
+        clf = SMSDMKLClassifier(C=10, beta=1e6, max_iter=2, random_state=0,
+                                final="svc").fit(X, y)
+    assert clf.final_svc_ is None and not clf.kernel_weights_.any()
+    np.testing.assert_array_equal(clf.decision_function(X), 0.0)
+
+
+@pytest.mark.parametrize("Est", [UFOMKLClassifier, ConvMKLClassifier, SMSDMKLClassifier])
+@pytest.mark.parametrize("final", ["SVC", "average", None, 1])
+def test_estimators_refuse_an_unknown_final(Est, final):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="final must be one of"):
+        Est(final=final).fit(X, y)

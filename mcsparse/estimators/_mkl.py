@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import conv_kernel_scale, gaussian_kernel_stack, tail_sums
@@ -40,6 +41,23 @@ def _warn_vanishing_tail_sums(estimator, r, traces, limit, effect):
             "training points, or very wide bandwidths); a smaller zeta keeps the tail sums.",
             UserWarning, stacklevel=4,
         )
+
+
+_FINALS = ("last_iterate", "svc")
+
+
+def _check_final(final):
+    if not isinstance(final, str) or final not in _FINALS:
+        raise ValueError(f"final must be one of {_FINALS}, got {final!r}")
+    return final
+
+
+def _combined_gram(gram, weights):
+    """``sum_m weights[m] gram[m]`` over the kernels with a non-zero weight, float64."""
+    out = np.zeros(gram.shape[1:])
+    for m in np.flatnonzero(weights):
+        out += weights[m] * gram[m]
+    return out
 
 
 class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
@@ -82,6 +100,7 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
             distinct training points.
         """
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
+        final = _check_final(self.final)
         self.classes_ = classes
         self.bandwidths_ = _check_bandwidths(self.bandwidths, X)
         gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
@@ -92,6 +111,9 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
                              n_iter_no_change=self.n_iter_no_change,
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
+        self.final_svc_ = self.final_support_vectors_ = None
+        if final == "svc":
+            self._fit_final_svc(gram, y_idx, fit.kernel_weights, X)
         del gram
         support = fit.support
         self.support_ = support
@@ -106,9 +128,39 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         self.q_ = float(np.log(classes.shape[0]) * 2.0 if self.q is None else self.q)
         return self
 
+    def _fit_final_svc(self, gram, y_idx, weights, X):
+        """The exact SVM on the learnt combined kernel: ``SVC(kernel="precomputed", C=C)``."""
+        if not weights.any():
+            warnings.warn(
+                f"{type(self).__name__}: the learnt kernel weights are all zero, so there is "
+                "no combined kernel for final='svc'; the (zero) last iterate is kept",
+                UserWarning, stacklevel=3)
+            return
+        svc = SVC(kernel="precomputed", C=self.C, decision_function_shape="ovr")
+        self.final_svc_ = svc.fit(_combined_gram(gram, weights), y_idx)
+        self.final_support_vectors_ = X[svc.support_].astype(np.float64)
+
+    def _final_scores(self, X):
+        """Scores of the final SVC: the combined kernel against its support vectors only."""
+        svc, n_train = self.final_svc_, self.final_svc_.shape_fit_[0]
+        active = np.flatnonzero(self.kernel_weights_)
+        gram = gaussian_kernel_stack(X, self.final_support_vectors_,
+                                     bandwidths=self.bandwidths_[active])
+        K = np.zeros((X.shape[0], n_train))  # SVC reads the support columns only
+        K[:, svc.support_] = _combined_gram(gram, self.kernel_weights_[active])
+        scores = np.zeros((X.shape[0], self.classes_.shape[0]))
+        decision = svc.decision_function(K)
+        if decision.ndim == 1:  # two classes: the score of class 1
+            scores[:, 1] = decision
+        else:
+            scores[:, svc.classes_] = decision
+        return scores
+
     def _scores(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32))
+        if getattr(self, "final_svc_", None) is not None:
+            return self._final_scores(X)
         scores = np.zeros((X.shape[0], self.classes_.shape[0]))
         active = np.flatnonzero(self.kernel_coef_)
         if active.size == 0 or self.support_.size == 0:
@@ -149,7 +201,14 @@ _PARAMS_DOC = """
     random_state : int, RandomState instance or None, default=None
         Order in which samples are visited.
     verbose : int, default=0
-        One line per epoch when positive."""
+        One line per epoch when positive.
+    final : {"last_iterate", "svc"}, default="last_iterate"
+        The predictor. ``"last_iterate"``: the mirror descent's last
+        iterate. ``"svc"``: the kernel weights are kept and the SVM is
+        solved exactly on the learnt combined kernel ``sum_m
+        kernel_weights_[m] K_m`` by :class:`sklearn.svm.SVC`
+        (``kernel="precomputed"``, the same ``C``, one-vs-one); choose
+        ``C`` with the final step in the cross-validation."""
 
 _ZETA_DOC = """
     zeta : int, default=4
@@ -191,7 +250,14 @@ _ATTRS_DOC = """
         Objective after each of the ``n_epochs = n_iter_`` epochs
         (:func:`mcsparse.solvers.multiclass_mkl`).
     train_error_ : ndarray of shape (n_epochs,)
-        Training error rate after each epoch.
+        Training error rate after each epoch (of the last iterate).
+    final_svc_ : sklearn.svm.SVC or None
+        With ``final="svc"``, the SVM on the combined kernel, which makes
+        the predictions (None otherwise, or when every kernel weight is
+        zero). ``support_``, ``dual_coef_`` and ``kernel_coef_`` stay those
+        of the mirror descent.
+    final_support_vectors_ : ndarray of shape (n_svc_support, n_features) or None
+        With ``final="svc"``, the final SVM's support vectors.
     n_features_in_ : int
         Number of features seen in fit."""
 
@@ -231,7 +297,8 @@ class UFOMKLClassifier(_BaseMKLClassifier):
     """
 
     def __init__(self, *, C=1.0, bandwidths=None, q=None, max_iter=100,
-                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0):
+                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0,
+                 final="last_iterate"):
         self.C = C
         self.bandwidths = bandwidths
         self.q = q
@@ -240,6 +307,7 @@ class UFOMKLClassifier(_BaseMKLClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
+        self.final = final
 
 
 class ConvMKLClassifier(_BaseMKLClassifier):
@@ -278,7 +346,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
 
     def __init__(self, *, zeta=4, tail_sum_floor=1e-2, C=1.0, bandwidths=None, q=None,
                  max_iter=100, tol=1e-3, n_iter_no_change=10, random_state=None,
-                 verbose=0):
+                 verbose=0, final="last_iterate"):
         self.zeta = zeta
         self.tail_sum_floor = tail_sum_floor
         self.C = C
@@ -289,6 +357,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
+        self.final = final
 
     def _tail_terms(self, gram):
         zeta = _check_zeta(self.zeta, gram.shape[1])
@@ -345,7 +414,8 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     """
 
     def __init__(self, *, zeta=4, beta=1e-3, C=1.0, bandwidths=None, q=None, max_iter=100,
-                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0):
+                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0,
+                 final="last_iterate"):
         self.zeta = zeta
         self.beta = beta
         self.C = C
@@ -356,6 +426,7 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
+        self.final = final
 
     def _tail_terms(self, gram):
         zeta = _check_zeta(self.zeta, gram.shape[1])
