@@ -11,7 +11,9 @@ features scaled to [-1, 1] on all samples),
   :func:`mcsparse.kernels.scale_bandwidths` of the training part (the
   widths the MKL bank combines);
 * ``UFO``, ``Conv``, ``SMSD``: ``GridSearchCV(<MKL>(bandwidths="scale",
-  final=...), {"C": Cs})``, one fit per ``C`` and fold on the same bank;
+  final=...), {"C": Cs})``, one fit per ``C`` and fold on the same bank
+  (``Conv floor``: Conv-MKL with ``tail_sum_guard="floor"``, the guard
+  before the spectral one), for each ``final`` of ``--finals``;
 
 ``Cs = {1, 10, 100, 1000}``, the same 3 stratified folds of the training
 part for every model. Each line printed is one fit (JSON: data set, split,
@@ -46,7 +48,10 @@ from mcsparse import ConvMKLClassifier, SMSDMKLClassifier, UFOMKLClassifier
 from mcsparse.kernels import scale_bandwidths
 
 CS = [1, 10, 100, 1000]
-MKL = {"UFO": UFOMKLClassifier, "Conv": ConvMKLClassifier, "SMSD": SMSDMKLClassifier}
+# the MKL models: (estimator, parameters besides the bank, final and random_state)
+MKL = {"UFO": (UFOMKLClassifier, {}), "Conv": (ConvMKLClassifier, {}),
+       "Conv floor": (ConvMKLClassifier, {"tail_sum_guard": "floor"}),
+       "SMSD": (SMSDMKLClassifier, {})}
 
 
 def load(name, max_samples):
@@ -84,8 +89,8 @@ def run_split(X, y, train, test, split, finals):
     out = {"SVC": _timed_search(SVC(), {"C": CS, "gamma": gammas}, cv, X_train, y_train,
                                 X_test, y_test)}
     for final in finals:
-        for name, Est in MKL.items():
-            model = Est(bandwidths="scale", final=final, random_state=split)
+        for name, (Est, params) in MKL.items():
+            model = Est(bandwidths="scale", final=final, random_state=split, **params)
             out[f"{name} {final}"] = _timed_search(model, {"C": CS}, cv, X_train, y_train,
                                                    X_test, y_test)
     return out
@@ -98,7 +103,7 @@ def summarise(name, runs):
     sec = {m: np.array([r[m]["seconds"] for r in runs]) for m in models}
     print(f"{name}: {len(runs)} splits")
     for m in models:
-        print(f"  {m:20s} {acc[m].mean():6.2f} ({acc[m].std():.2f})  search "
+        print(f"  {m:24s} {acc[m].mean():6.2f} ({acc[m].std():.2f})  search "
               f"{sec[m].mean():7.2f} s  ({sec[m].mean() / sec['SVC'].mean():.2f} x SVC)")
     best = max((m for m in models if m != "SVC"), key=lambda m: acc[m].mean())
     print(f"  best MKL: {best}, {acc[best].mean() - acc['SVC'].mean():+.2f} points against "

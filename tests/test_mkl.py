@@ -186,15 +186,20 @@ def test_numpy_twin_fit_equals_cython_fit():
     np.testing.assert_allclose(a.objective, b.objective, rtol=1e-10)
 
 
-def test_estimator_matches_solver_on_same_gram():
+@pytest.mark.parametrize("guard", ["floor", "spectral"])
+def test_estimator_matches_solver_on_same_gram(guard):
     X, y = load_iris(return_X_y=True)
     taus = [0.25, 1.0, 4.0]
-    clf = ConvMKLClassifier(C=50, zeta=2, bandwidths=taus, max_iter=5,
-                            random_state=0).fit(X, y)
+    clf = ConvMKLClassifier(C=50, zeta=2, bandwidths=taus, max_iter=5, random_state=0,
+                            tail_sum_guard=guard).fit(X, y)
     gram = gaussian_kernel_stack(X, bandwidths=taus)
     r = tail_sums(gram, 2)
-    fit = multiclass_mkl(gram, y, C=50, kernel_scale=conv_kernel_scale(r, [150.0] * 3),
-                         max_iter=5, random_state=0)
+    # the spectral guard: r_m raised to at least lambda_1(K_m), here from eigvalsh
+    largest = np.linalg.eigvalsh(gram)[:, -1] if guard == "spectral" else None
+    scale = conv_kernel_scale(r, [150.0] * 3, largest_eigenvalues=largest)
+    if guard == "spectral":  # the widest kernel's tail sum is below its lambda_1
+        assert scale[-1] == pytest.approx(1 / largest[-1]) and largest[-1] > r[-1]
+    fit = multiclass_mkl(gram, y, C=50, kernel_scale=scale, max_iter=5, random_state=0)
     np.testing.assert_allclose(clf.decision_function(X), fit.decision_function(gram),
                                rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(clf.kernel_weights_, fit.kernel_weights, rtol=1e-12)
@@ -352,6 +357,24 @@ def test_estimators_reject_bad_input(Est):
             Est(zeta=2.0).fit(X, y)
     with pytest.raises(ValueError, match="bandwidths"):
         Est(bandwidths=[1.0, -1.0]).fit(X, y)
+
+
+def test_conv_kernel_scale_spectral_guard():
+    r, traces = np.array([90.0, 20.0, 0.5]), np.full(3, 100.0)
+    largest = np.array([3.0, 40.0, 99.0])
+    np.testing.assert_allclose(conv_kernel_scale(r, traces, largest_eigenvalues=largest),
+                               1 / np.array([90.0, 40.0, 99.0]))
+    np.testing.assert_allclose(conv_kernel_scale(r, traces), 1 / np.array([90.0, 20.0, 1.0]))
+    with pytest.raises(ValueError, match="same shape"):
+        conv_kernel_scale(r, traces, largest_eigenvalues=largest[:2])
+    with pytest.raises(ValueError, match="non-negative"):
+        conv_kernel_scale(r, traces, largest_eigenvalues=-largest)
+    with pytest.raises(ValueError, match="NaN"):
+        conv_kernel_scale(r, traces, largest_eigenvalues=[1.0, np.nan, 2.0])
+    with pytest.raises(TypeError, match="real"):
+        conv_kernel_scale(r, traces, largest_eigenvalues=["a", "b", "c"])
+    with pytest.raises(ValueError, match="tail_sum_guard must be"):
+        ConvMKLClassifier(tail_sum_guard="trace").fit(*load_iris(return_X_y=True))
 
 
 def test_conv_kernel_scale_floor():

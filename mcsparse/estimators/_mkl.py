@@ -321,7 +321,14 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     ----------{_ZETA_DOC}
     tail_sum_floor : float, default=1e-2
         Tail sums are raised to at least ``tail_sum_floor * trace(K_m)``
-        (:func:`mcsparse.kernels.conv_kernel_scale`).{_PARAMS_DOC}
+        (:func:`mcsparse.kernels.conv_kernel_scale`).
+    tail_sum_guard : {{"spectral", "floor"}}, default="spectral"
+        ``"spectral"``: tail sums are also raised to at least the kernel's
+        largest eigenvalue, so that normalising never amplifies a kernel's
+        leading (smoothest) directions beyond unit scale; a near-constant
+        wide kernel then keeps its scale instead of taking the weight.
+        ``"floor"``: the trace floor only, Algorithm 1 as the paper states
+        it (with the floor).{_PARAMS_DOC}
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -344,11 +351,12 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     (21,)
     """
 
-    def __init__(self, *, zeta=4, tail_sum_floor=1e-2, C=1.0, bandwidths=None, q=None,
-                 max_iter=100, tol=1e-3, n_iter_no_change=10, random_state=None,
-                 verbose=0, final="last_iterate"):
+    def __init__(self, *, zeta=4, tail_sum_floor=1e-2, tail_sum_guard="spectral", C=1.0,
+                 bandwidths=None, q=None, max_iter=100, tol=1e-3, n_iter_no_change=10,
+                 random_state=None, verbose=0, final="last_iterate"):
         self.zeta = zeta
         self.tail_sum_floor = tail_sum_floor
+        self.tail_sum_guard = tail_sum_guard
         self.C = C
         self.bandwidths = bandwidths
         self.q = q
@@ -361,9 +369,19 @@ class ConvMKLClassifier(_BaseMKLClassifier):
 
     def _tail_terms(self, gram):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        r = tail_sums(gram, zeta)
+        if not isinstance(self.tail_sum_guard, str) or self.tail_sum_guard not in (
+                "spectral", "floor"):
+            raise ValueError(f"tail_sum_guard must be 'spectral' or 'floor', got "
+                             f"{self.tail_sum_guard!r}")
         traces = np.einsum("mii->m", gram)
-        scale = conv_kernel_scale(r, traces, self.tail_sum_floor)
+        if self.tail_sum_guard == "spectral":
+            # lambda_1 from the same eigenvalues as the tail sum (max(zeta, 1) of them)
+            r1, r = tail_sums(gram, [1, zeta])
+            largest = traces - r1
+        else:
+            r, largest = tail_sums(gram, zeta), None
+        scale = conv_kernel_scale(r, traces, self.tail_sum_floor,
+                                  largest_eigenvalues=largest)
         _warn_vanishing_tail_sums(
             self, r, traces, self.tail_sum_floor,
             "all are raised to the floor tail_sum_floor x trace(K_m), so Conv-MKL's "

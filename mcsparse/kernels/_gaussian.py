@@ -563,7 +563,7 @@ def tail_sums(gram_stack, zeta, *, method="auto"):
     return result[0] if scalar else result
 
 
-def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
+def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2, *, largest_eigenvalues=None):
     """Compute Conv-MKL's kernel multipliers ``1 / r_m``, with a floor on tiny tail sums.
 
     Parameters
@@ -577,11 +577,20 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
         ``r_m`` is raised to at least ``tail_sum_floor * trace(K_m)`` before
         dividing: a near-constant (very wide) kernel has a tail sum near zero,
         and ``K_m / r_m`` would hand it almost all the weight.
+    largest_eigenvalues : array-like of shape (n_kernels,), default=None
+        ``lambda_1(K_m)``: when given, ``r_m`` is also raised to at least
+        it (the spectral guard), so that no eigen-direction of the scaled
+        kernel ``K_m / r_m`` has an eigenvalue above one. The tail sum
+        leaves out the ``zeta`` leading eigenvalues, so a wide kernel with
+        a small tail sum would otherwise be amplified along its leading,
+        smoothest directions, which the complexity does not count.
 
     Returns
     -------
     kernel_scale : ndarray of shape (n_kernels,), dtype float64
-        ``1 / max(r_m, tail_sum_floor * trace(K_m))``.
+        ``1 / max(r_m, tail_sum_floor * trace(K_m))``, or ``1 / max(r_m,
+        tail_sum_floor * trace(K_m), lambda_1(K_m))`` with
+        ``largest_eigenvalues``.
 
     Raises
     ------
@@ -603,7 +612,10 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
     if not 0 < tail_sum_floor <= 1:
         raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
     values = {}
-    for name, arr in (("tail_sums", tail_sums), ("traces", traces)):
+    arrays = [("tail_sums", tail_sums), ("traces", traces)]
+    if largest_eigenvalues is not None:
+        arrays.append(("largest_eigenvalues", largest_eigenvalues))
+    for name, arr in arrays:
         arr = np.asarray(arr)
         if arr.dtype == bool or arr.dtype.kind not in "iuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
@@ -614,11 +626,17 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2):
             raise ValueError(f"{name} contains NaN or infinity")
         values[name] = arr
     tail_sums, traces = values["tail_sums"], values["traces"]
-    if tail_sums.shape != traces.shape:
-        raise ValueError(
-            f"tail_sums and traces must have the same shape (n_kernels,), got "
-            f"{tail_sums.shape} and {traces.shape}"
-        )
+    for name, arr in values.items():
+        if arr.shape != tail_sums.shape:
+            raise ValueError(
+                f"tail_sums and {name} must have the same shape (n_kernels,), got "
+                f"{tail_sums.shape} and {arr.shape}"
+            )
     if not (traces > 0).all():
         raise ValueError("the kernels' traces must be positive")
-    return 1.0 / np.maximum(tail_sums, tail_sum_floor * traces)
+    denominator = np.maximum(tail_sums, tail_sum_floor * traces)
+    if largest_eigenvalues is not None:
+        if (values["largest_eigenvalues"] < 0).any():
+            raise ValueError("largest_eigenvalues must be non-negative")
+        denominator = np.maximum(denominator, values["largest_eigenvalues"])
+    return 1.0 / denominator
