@@ -527,3 +527,36 @@ def test_estimators_refuse_an_unknown_final(Est, final):
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="final must be one of"):
         Est(final=final).fit(X, y)
+
+
+def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
+    """A search over C fits on the same folds: the eigenvalues are not recomputed."""
+    import mcsparse.estimators._mkl as mkl_module
+
+    calls = []
+    original = mkl_module.tail_sums
+
+    def counting(gram, zeta, **kwargs):
+        calls.append(gram.shape)
+        return original(gram, zeta, **kwargs)
+
+    monkeypatch.setattr(mkl_module, "tail_sums", counting)
+    monkeypatch.setattr(mkl_module, "_tail_sums_memo", type(mkl_module._tail_sums_memo)())
+    X, y = load_iris(return_X_y=True)
+    X = X + 1e-3 * np.arange(4)  # data no other test fits
+    fits = [ConvMKLClassifier(C=C, max_iter=2, random_state=0).fit(X, y) for C in (1, 10)]
+    assert len(calls) == 1
+    np.testing.assert_array_equal(fits[0].tail_sums_, fits[1].tail_sums_)
+    SMSDMKLClassifier(max_iter=2, random_state=0).fit(X, y)  # other zetas: computed
+    assert len(calls) == 2
+    X2 = X.copy()
+    X2[0, 0] += 0.5  # other data: computed, and equal to a fresh computation
+    clf = ConvMKLClassifier(max_iter=2, random_state=0).fit(X2, y)
+    assert len(calls) == 3
+    np.testing.assert_allclose(clf.tail_sums_,
+                               original(gaussian_kernel_stack(X2), 4), rtol=1e-12)
+    ConvMKLClassifier(max_iter=2, bandwidths="scale", random_state=0).fit(X2, y)
+    assert len(calls) == 4  # another bank
+    for i in range(mkl_module._TAIL_SUMS_REMEMBERED + 3):
+        mkl_module._remembered_tail_sums(gaussian_kernel_stack(X[:20]), [2], ("key", i))
+    assert len(mkl_module._tail_sums_memo) == mkl_module._TAIL_SUMS_REMEMBERED

@@ -7,9 +7,18 @@ their eigenvalues where the method needs them
 :func:`mcsparse.solvers.multiclass_mkl`. For a precomputed Gram stack (for
 example to cross-validate without recomputing kernels), call the solver
 directly.
+
+The tail sums (eigenvalues, the costly part of a Conv- or SMSD-MKL fit)
+are remembered for the last 32 (training samples, bank, ``zeta``): a
+search over ``C``, ``q``, ``beta`` or ``final`` computes them once per
+fold. The key is a digest of the samples' bytes, so changed data are never
+served stale sums.
 """
 
+import hashlib
+import threading
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -45,6 +54,35 @@ def _warn_vanishing_tail_sums(estimator, r, traces, limit, effect):
 
 _FINALS = ("last_iterate", "svc")
 
+#: Tail sums remembered (training data, bank, zetas): a search over ``C``,
+#: ``q``, ``beta`` or ``final`` fits every candidate on the same folds, and
+#: the eigenvalues are the costly part of a Conv- or SMSD-MKL fit.
+_TAIL_SUMS_REMEMBERED = 32
+_tail_sums_memo = OrderedDict()
+_tail_sums_lock = threading.Lock()
+
+
+def _data_key(X, bandwidths):
+    """A key of the training samples and the bank: shape, dtype and a digest of the bytes."""
+    X = np.ascontiguousarray(X)
+    digest = hashlib.sha1(X.view(np.uint8)).hexdigest()
+    return (X.shape, X.dtype.str, digest, np.asarray(bandwidths, dtype=np.float64).tobytes())
+
+
+def _remembered_tail_sums(gram, zetas, key):
+    """``tail_sums(gram, zetas)``, computed once per ``key`` among the last few."""
+    key = key + (tuple(int(z) for z in zetas),)
+    with _tail_sums_lock:
+        if key in _tail_sums_memo:
+            _tail_sums_memo.move_to_end(key)
+            return _tail_sums_memo[key].copy()
+    value = tail_sums(gram, list(zetas))
+    with _tail_sums_lock:
+        _tail_sums_memo[key] = value.copy()
+        while len(_tail_sums_memo) > _TAIL_SUMS_REMEMBERED:
+            _tail_sums_memo.popitem(last=False)
+    return value
+
 
 def _check_final(final):
     if not isinstance(final, str) or final not in _FINALS:
@@ -63,8 +101,12 @@ def _combined_gram(gram, weights):
 class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
     """Shared fit and prediction of the three MKL estimators."""
 
-    def _tail_terms(self, gram):
-        """(r_m, kernel_scale, the solver's tail_sums, beta); None where unused."""
+    def _tail_terms(self, gram, key):
+        """(r_m, kernel_scale, the solver's tail_sums, beta); None where unused.
+
+        ``key`` identifies the training samples and the bank (tail sums are
+        remembered per key, :func:`_remembered_tail_sums`).
+        """
         return None, None, None, 0.0
 
     def fit(self, X, y):
@@ -104,7 +146,7 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.bandwidths_ = _check_bandwidths(self.bandwidths, X)
         gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
-        r, scale, penalty_sums, beta = self._tail_terms(gram)
+        r, scale, penalty_sums, beta = self._tail_terms(gram, _data_key(X, self.bandwidths_))
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
                              tail_sums=penalty_sums, kernel_scale=scale,
                              max_iter=self.max_iter, tol=self.tol,
@@ -367,7 +409,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         self.verbose = verbose
         self.final = final
 
-    def _tail_terms(self, gram):
+    def _tail_terms(self, gram, key):
         zeta = _check_zeta(self.zeta, gram.shape[1])
         if not isinstance(self.tail_sum_guard, str) or self.tail_sum_guard not in (
                 "spectral", "floor"):
@@ -376,10 +418,10 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         traces = np.einsum("mii->m", gram)
         if self.tail_sum_guard == "spectral":
             # lambda_1 from the same eigenvalues as the tail sum (max(zeta, 1) of them)
-            r1, r = tail_sums(gram, [1, zeta])
+            r1, r = _remembered_tail_sums(gram, [1, zeta], key)
             largest = traces - r1
         else:
-            r, largest = tail_sums(gram, zeta), None
+            r, largest = _remembered_tail_sums(gram, [zeta], key)[0], None
         scale = conv_kernel_scale(r, traces, self.tail_sum_floor,
                                   largest_eigenvalues=largest)
         _warn_vanishing_tail_sums(
@@ -446,9 +488,9 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
         self.verbose = verbose
         self.final = final
 
-    def _tail_terms(self, gram):
+    def _tail_terms(self, gram, key):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        r = tail_sums(gram, zeta)
+        r = _remembered_tail_sums(gram, [zeta], key)[0]
         _warn_vanishing_tail_sums(
             self, r, np.einsum("mii->m", gram), 1e-10,
             "they are zero to rounding, so the penalty beta sum_m r_m ||w_m|| vanishes "
