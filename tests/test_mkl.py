@@ -531,7 +531,8 @@ def test_estimators_refuse_an_unknown_final(Est, final):
 
 def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
     """A search over C fits on the same folds: the eigenvalues are not recomputed."""
-    import mcsparse.estimators._mkl as mkl_module
+    import mcsparse.kernels._gaussian as mkl_module
+    from mcsparse.kernels import forget_tail_sums
 
     calls = []
     original = mkl_module.tail_sums
@@ -541,7 +542,7 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
         return original(gram, zeta, **kwargs)
 
     monkeypatch.setattr(mkl_module, "tail_sums", counting)
-    monkeypatch.setattr(mkl_module, "_tail_sums_memo", type(mkl_module._tail_sums_memo)())
+    forget_tail_sums()
     X, y = load_iris(return_X_y=True)
     X = X + 1e-3 * np.arange(4)  # data no other test fits
     fits = [ConvMKLClassifier(C=C, max_iter=2, random_state=0).fit(X, y) for C in (1, 10)]
@@ -560,3 +561,7 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
     for i in range(mkl_module._TAIL_SUMS_REMEMBERED + 3):
         mkl_module._remembered_tail_sums(gaussian_kernel_stack(X[:20]), [2], ("key", i))
     assert len(mkl_module._tail_sums_memo) == mkl_module._TAIL_SUMS_REMEMBERED
+    assert forget_tail_sums() == mkl_module._TAIL_SUMS_REMEMBERED
+    before = len(calls)
+    ConvMKLClassifier(C=1, max_iter=2, random_state=0).fit(X, y)
+    assert len(calls) == before + 1  # forgotten: computed again

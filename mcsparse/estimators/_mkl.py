@@ -11,22 +11,18 @@ directly.
 The tail sums (eigenvalues, the costly part of a Conv- or SMSD-MKL fit)
 are remembered for the last 32 (training samples, bank, ``zeta``): a
 search over ``C``, ``q``, ``beta`` or ``final`` computes them once per
-fold. The key is a digest of the samples' bytes, so changed data are never
-served stale sums.
+fold (:func:`mcsparse.kernels.forget_tail_sums`).
 """
 
-import hashlib
-import threading
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernels import conv_kernel_scale, gaussian_kernel_stack, tail_sums
-from ..kernels._gaussian import _check_bandwidths
+from ..kernels import conv_kernel_scale, gaussian_kernel_stack
+from ..kernels._gaussian import _check_bandwidths, _data_key, _remembered_tail_sums
 from ..solvers._mkl import multiclass_mkl
 from ..utils.validation import check_int
 from ._base import ScoresMixin, check_training_data
@@ -54,35 +50,6 @@ def _warn_vanishing_tail_sums(estimator, r, traces, limit, effect):
 
 _FINALS = ("last_iterate", "svc")
 
-#: Tail sums remembered (training data, bank, zetas): a search over ``C``,
-#: ``q``, ``beta`` or ``final`` fits every candidate on the same folds, and
-#: the eigenvalues are the costly part of a Conv- or SMSD-MKL fit.
-_TAIL_SUMS_REMEMBERED = 32
-_tail_sums_memo = OrderedDict()
-_tail_sums_lock = threading.Lock()
-
-
-def _data_key(X, bandwidths):
-    """A key of the training samples and the bank: shape, dtype and a digest of the bytes."""
-    X = np.ascontiguousarray(X)
-    digest = hashlib.sha1(X.view(np.uint8)).hexdigest()
-    return (X.shape, X.dtype.str, digest, np.asarray(bandwidths, dtype=np.float64).tobytes())
-
-
-def _remembered_tail_sums(gram, zetas, key):
-    """``tail_sums(gram, zetas)``, computed once per ``key`` among the last few."""
-    key = key + (tuple(int(z) for z in zetas),)
-    with _tail_sums_lock:
-        if key in _tail_sums_memo:
-            _tail_sums_memo.move_to_end(key)
-            return _tail_sums_memo[key].copy()
-    value = tail_sums(gram, list(zetas))
-    with _tail_sums_lock:
-        _tail_sums_memo[key] = value.copy()
-        while len(_tail_sums_memo) > _TAIL_SUMS_REMEMBERED:
-            _tail_sums_memo.popitem(last=False)
-    return value
-
 
 def _check_final(final):
     if not isinstance(final, str) or final not in _FINALS:
@@ -105,7 +72,7 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         """(r_m, kernel_scale, the solver's tail_sums, beta); None where unused.
 
         ``key`` identifies the training samples and the bank (tail sums are
-        remembered per key, :func:`_remembered_tail_sums`).
+        remembered per key, :func:`mcsparse.kernels._gaussian._remembered_tail_sums`).
         """
         return None, None, None, 0.0
 

@@ -17,6 +17,7 @@ From Theory to Algorithm", Advances in Neural Information Processing Systems
 from ._gaussian import (
     conv_kernel_scale,
     default_bandwidths,
+    forget_tail_sums,
     gaussian_kernel_stack,
     scale_bandwidths,
     tail_sums,
@@ -25,6 +26,7 @@ from ._gaussian import (
 __all__ = [
     "conv_kernel_scale",
     "default_bandwidths",
+    "forget_tail_sums",
     "gaussian_kernel_stack",
     "scale_bandwidths",
     "tail_sums",

@@ -9,7 +9,10 @@ lambda_j(K_m)``, the local Rademacher complexity that Conv-MKL (Algorithm 1)
 divides each Gram matrix by.
 """
 
+import hashlib
 import numbers
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import scipy.linalg
@@ -561,6 +564,68 @@ def tail_sums(gram_stack, zeta, *, method="auto"):
         result[:, m] = trace - removed[zetas]
     np.maximum(result, 0.0, out=result)
     return result[0] if scalar else result
+
+
+#: Tail sums remembered (training data, bank, zetas): a search over ``C``,
+#: ``q``, ``beta`` or ``final`` fits every candidate on the same folds, and
+#: the eigenvalues are the costly part of a Conv- or SMSD-MKL fit.
+_TAIL_SUMS_REMEMBERED = 32
+_tail_sums_memo = OrderedDict()
+_tail_sums_lock = threading.Lock()
+
+
+def _data_key(X, bandwidths):
+    """A key of the training samples and the bank: shape, dtype and a digest of the bytes."""
+    X = np.ascontiguousarray(X)
+    digest = hashlib.sha1(X.view(np.uint8)).hexdigest()
+    return (X.shape, X.dtype.str, digest, np.asarray(bandwidths, dtype=np.float64).tobytes())
+
+
+def _remembered_tail_sums(gram, zetas, key):
+    """``tail_sums(gram, zetas)``, computed once per ``key`` among the last few.
+
+    ``key`` must identify the Gram stack (:func:`_data_key` of the samples and
+    the bank): the stack is not read on a hit.
+    """
+    key = key + (tuple(int(z) for z in zetas),)
+    with _tail_sums_lock:
+        if key in _tail_sums_memo:
+            _tail_sums_memo.move_to_end(key)
+            return _tail_sums_memo[key].copy()
+    value = tail_sums(gram, list(zetas))
+    with _tail_sums_lock:
+        _tail_sums_memo[key] = value.copy()
+        while len(_tail_sums_memo) > _TAIL_SUMS_REMEMBERED:
+            _tail_sums_memo.popitem(last=False)
+    return value
+
+
+def forget_tail_sums():
+    """Forget the tail sums the MKL estimators remember.
+
+    :class:`~mcsparse.ConvMKLClassifier` and :class:`~mcsparse.SMSDMKLClassifier`
+    remember the tail sums of the last 32 (training samples, bank, ``zeta``),
+    keyed by a digest of the samples' bytes (changed data are never served
+    stale sums): a search over ``C``, ``q``, ``beta`` or ``final`` then
+    computes the eigenvalues once per fold, not once per candidate. Call
+    this to time a search from scratch, or to free the memory (a few floats
+    per entry).
+
+    Returns
+    -------
+    n_forgotten : int
+        The number of entries that were remembered.
+
+    Examples
+    --------
+    >>> from mcsparse.kernels import forget_tail_sums
+    >>> forget_tail_sums() >= 0
+    True
+    """
+    with _tail_sums_lock:
+        n = len(_tail_sums_memo)
+        _tail_sums_memo.clear()
+    return n
 
 
 def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2, *, largest_eigenvalues=None):
