@@ -373,8 +373,16 @@ def test_conv_kernel_scale_spectral_guard():
         conv_kernel_scale(r, traces, largest_eigenvalues=[1.0, np.nan, 2.0])
     with pytest.raises(TypeError, match="real"):
         conv_kernel_scale(r, traces, largest_eigenvalues=["a", "b", "c"])
+    with pytest.raises(ValueError, match="tail_sums must be non-negative"):
+        conv_kernel_scale(-r, traces)
+    with pytest.raises(ValueError, match="overflow"):
+        conv_kernel_scale([0.0], [5e-324])
+    from fractions import Fraction
+    assert conv_kernel_scale(r, traces, Fraction(1, 10)).dtype == np.float64
     with pytest.raises(ValueError, match="tail_sum_guard must be"):
         ConvMKLClassifier(tail_sum_guard="trace").fit(*load_iris(return_X_y=True))
+    with pytest.raises(TypeError, match="tail_sum_guard must be"):
+        ConvMKLClassifier(tail_sum_guard=None).fit(*load_iris(return_X_y=True))
 
 
 def test_conv_kernel_scale_floor():
@@ -522,11 +530,25 @@ def test_final_svc_keeps_the_zero_model_when_every_kernel_is_switched_off():
 
 
 @pytest.mark.parametrize("Est", [UFOMKLClassifier, ConvMKLClassifier, SMSDMKLClassifier])
-@pytest.mark.parametrize("final", ["SVC", "average", None, 1])
-def test_estimators_refuse_an_unknown_final(Est, final):
+@pytest.mark.parametrize("final, error", [("SVC", ValueError), ("average", ValueError),
+                                          (None, TypeError), (1, TypeError)])
+def test_estimators_refuse_an_unknown_final(Est, final, error):
     X, y = load_iris(return_X_y=True)
-    with pytest.raises(ValueError, match="final must be one of"):
+    with pytest.raises(error, match="final must be one of"):
         Est(final=final).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", [UFOMKLClassifier, ConvMKLClassifier, SMSDMKLClassifier])
+@pytest.mark.parametrize("bad", [dict(C=-1.0), dict(final="sv"), dict(bandwidths=[0.0])])
+def test_a_failed_refit_leaves_the_fitted_model_whole(Est, bad):
+    """A refit that fails on its parameters changes none of the fitted attributes."""
+    X, y = load_iris(return_X_y=True)
+    clf = Est(final="svc", random_state=0, max_iter=3).fit(X, y)
+    before = clf.predict(X[::10])
+    with pytest.raises((ValueError, TypeError)):
+        clf.set_params(**bad).fit(X, y + 10)
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    np.testing.assert_array_equal(clf.predict(X[::10]), before)
 
 
 def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):

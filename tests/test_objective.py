@@ -145,6 +145,29 @@ def test_group_products_match_twins(n, widths, rows_per_group, r):
         assert np.array_equal(out[:2], start[:2])
 
 
+def test_group_products_hold_temporary_buffers_and_count_repeated_rows():
+    """A group whose items are temporaries is read while alive; a repeated row adds twice."""
+    big = 1 << 16
+
+    class Temporary:  # new arrays at each indexing: only the kernel holds them
+        def __iter__(self):
+            return iter((0, np.zeros(big, np.intp), np.ones((big, 1))))
+
+    out = np.zeros((1, 1))
+    groups_matmul([Temporary()], np.ones((1, 1)), out)
+    assert out[0, 0] == big
+    out = np.zeros((1, 1))
+    groups_rmatmul([Temporary()], np.ones((1, 1)), out)
+    assert out[0, 0] == big
+    groups = [(0, np.array([1, 1, 3], dtype=np.intp), np.arange(6.0).reshape(3, 2))]
+    Vt = np.array([[1.0, 2.0], [3.0, 4.0]])
+    out, ref = np.zeros((4, 2)), np.zeros((4, 2))
+    groups_matmul(groups, Vt, out)
+    groups_matmul_numpy(groups, Vt, ref)
+    np.testing.assert_allclose(out, ref)
+    np.testing.assert_allclose(out[1], [3.0 + 11.0, 4.0 + 16.0])  # both occurrences
+
+
 def test_group_products_release_the_gil_and_thread_deterministically():
     """The store's row blocks on two threads give the one-thread result, bit for bit."""
     rng = np.random.default_rng(0)
@@ -174,7 +197,7 @@ def test_group_products_release_the_gil_and_thread_deterministically():
     (lambda g, V, o: groups_matmul([(2, np.array([0]), np.ones((1, 2)))], V, o),
      ValueError, "does not fit the first p=3"),
     (lambda g, V, o: groups_matmul([(0, np.array([0, 1]), np.ones((1, 2)))], V, o),
-     ValueError, "2 rows"),
+     ValueError, "has 2 rows but values of shape"),
     (lambda g, V, o: groups_matmul(g, V, np.empty((5, 3))), ValueError, "columns"),
     (lambda g, V, o: groups_rmatmul(g, np.ones((5, 3)), np.empty((3, 2))),
      ValueError, "columns"),
@@ -185,6 +208,19 @@ def test_group_products_release_the_gil_and_thread_deterministically():
     (lambda g, V, o: groups_matmul([(0, np.array([0], np.int32), np.ones((1, 2)))], V, o),
      ValueError, "dtype"),
     (lambda g, V, o: groups_matmul(None, V, o), TypeError, "groups"),
+    (lambda g, V, o: groups_matmul([(1,)], V, o), ValueError, "group 0 must be a"),
+    (lambda g, V, o: groups_matmul([()], V, o), ValueError, "group 0 must be a"),
+    (lambda g, V, o: groups_rmatmul([(1, np.array([0]))], np.ones((5, 2)), np.empty((3, 2))),
+     ValueError, "group 0 must be a"),
+    (lambda g, V, o: groups_matmul(g + [(0, 1, 2, 3)], V, o), ValueError, "group 1 must be"),
+    (lambda g, V, o: groups_matmul([(True, np.array([0]), np.ones((1, 2)))], V, o),
+     TypeError, "first must be an integer"),
+    (lambda g, V, o: groups_matmul([(2**63, np.array([0]), np.ones((1, 2)))], V, o),
+     ValueError, "outside"),
+    (lambda g, V, o: groups_matmul([(0, [0], np.ones((1, 2)))], V, o),
+     ValueError, "group 0: rows must be a 1-D intp array"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0]), np.ones((2, 1, 1)))], V, o),
+     ValueError, "group 0: rows must be"),
 ])
 def test_group_products_refuse_bad_groups(call, error, match):
     groups = [(0, np.array([0, 4], dtype=np.intp), np.ones((2, 2)))]

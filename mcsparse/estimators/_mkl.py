@@ -52,8 +52,10 @@ _FINALS = ("last_iterate", "svc")
 
 
 def _check_final(final):
-    if not isinstance(final, str) or final not in _FINALS:
-        raise ValueError(f"final must be one of {_FINALS}, got {final!r}")
+    if not isinstance(final, str):
+        raise TypeError(f"final must be one of {_FINALS}, got {type(final).__name__}")
+    if final not in _FINALS:
+        raise ValueError(f"final must be one of {_FINALS}, got {final!a}")
     return final
 
 
@@ -110,20 +112,24 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         """
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
         final = _check_final(self.final)
-        self.classes_ = classes
-        self.bandwidths_ = _check_bandwidths(self.bandwidths, X)
-        gram = gaussian_kernel_stack(X, bandwidths=self.bandwidths_)
-        r, scale, penalty_sums, beta = self._tail_terms(gram, _data_key(X, self.bandwidths_))
+        # the fitted attributes are set only once everything has succeeded: a
+        # failed refit must not leave a mix of the old model and the new data
+        bandwidths = _check_bandwidths(self.bandwidths, X)
+        gram = gaussian_kernel_stack(X, bandwidths=bandwidths)
+        r, scale, penalty_sums, beta = self._tail_terms(gram, _data_key(X, bandwidths))
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
                              tail_sums=penalty_sums, kernel_scale=scale,
                              max_iter=self.max_iter, tol=self.tol,
                              n_iter_no_change=self.n_iter_no_change,
                              random_state=self.random_state, verbose=self.verbose,
                              check_input=False)
-        self.final_svc_ = self.final_support_vectors_ = None
-        if final == "svc":
-            self._fit_final_svc(gram, y_idx, fit.kernel_weights, X)
+        svc = self._final_svc(gram, y_idx, fit.kernel_weights) if final == "svc" else None
         del gram
+        self.classes_ = classes
+        self.bandwidths_ = bandwidths
+        self.final_svc_ = svc
+        self.final_support_vectors_ = None if svc is None else X[svc.support_].astype(
+            np.float64)
         support = fit.support
         self.support_ = support
         self.support_vectors_ = X[support].astype(np.float64)
@@ -137,17 +143,19 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         self.q_ = float(np.log(classes.shape[0]) * 2.0 if self.q is None else self.q)
         return self
 
-    def _fit_final_svc(self, gram, y_idx, weights, X):
-        """The exact SVM on the learnt combined kernel: ``SVC(kernel="precomputed", C=C)``."""
+    def _final_svc(self, gram, y_idx, weights):
+        """The exact SVM on the learnt combined kernel, ``SVC(kernel="precomputed", C=C)``.
+
+        None, with a warning, when every kernel weight is zero.
+        """
         if not weights.any():
             warnings.warn(
                 f"{type(self).__name__}: the learnt kernel weights are all zero, so there is "
                 "no combined kernel for final='svc'; the (zero) last iterate is kept",
                 UserWarning, stacklevel=3)
-            return
+            return None
         svc = SVC(kernel="precomputed", C=self.C, decision_function_shape="ovr")
-        self.final_svc_ = svc.fit(_combined_gram(gram, weights), y_idx)
-        self.final_support_vectors_ = X[svc.support_].astype(np.float64)
+        return svc.fit(_combined_gram(gram, weights), y_idx)
 
     def _final_scores(self, X):
         """Scores of the final SVC: the combined kernel against its support vectors only."""
@@ -378,10 +386,12 @@ class ConvMKLClassifier(_BaseMKLClassifier):
 
     def _tail_terms(self, gram, key):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        if not isinstance(self.tail_sum_guard, str) or self.tail_sum_guard not in (
-                "spectral", "floor"):
+        if not isinstance(self.tail_sum_guard, str):
+            raise TypeError(f"tail_sum_guard must be 'spectral' or 'floor', got "
+                            f"{type(self.tail_sum_guard).__name__}")
+        if self.tail_sum_guard not in ("spectral", "floor"):
             raise ValueError(f"tail_sum_guard must be 'spectral' or 'floor', got "
-                             f"{self.tail_sum_guard!r}")
+                             f"{self.tail_sum_guard!a}")
         traces = np.einsum("mii->m", gram)
         if self.tail_sum_guard == "spectral":
             # lambda_1 from the same eigenvalues as the tail sum (max(zeta, 1) of them)

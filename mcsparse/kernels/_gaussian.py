@@ -660,9 +660,11 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2, *, largest_eigenva
     Raises
     ------
     ValueError
-        If ``tail_sum_floor`` is not in ``(0, 1]``, ``tail_sums`` or
-        ``traces`` is not 1-D, has NaN or infinity or the two shapes differ,
-        or the traces are not positive.
+        If ``tail_sum_floor`` is not in ``(0, 1]``, ``tail_sums``,
+        ``traces`` or ``largest_eigenvalues`` is not 1-D, has NaN or
+        infinity or the shapes differ, the traces are not positive, the
+        tail sums or largest eigenvalues negative, or a multiplier
+        overflows.
     TypeError
         If ``tail_sums`` or ``traces`` does not hold real numbers.
 
@@ -676,6 +678,7 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2, *, largest_eigenva
         raise TypeError(f"tail_sum_floor must be a real number, got {tail_sum_floor!r}")
     if not 0 < tail_sum_floor <= 1:
         raise ValueError(f"tail_sum_floor must be a number in (0, 1], got {tail_sum_floor!r}")
+    tail_sum_floor = float(tail_sum_floor)
     values = {}
     arrays = [("tail_sums", tail_sums), ("traces", traces)]
     if largest_eigenvalues is not None:
@@ -699,9 +702,16 @@ def conv_kernel_scale(tail_sums, traces, tail_sum_floor=1e-2, *, largest_eigenva
             )
     if not (traces > 0).all():
         raise ValueError("the kernels' traces must be positive")
+    if (tail_sums < 0).any():
+        raise ValueError("tail_sums must be non-negative")
     denominator = np.maximum(tail_sums, tail_sum_floor * traces)
     if largest_eigenvalues is not None:
         if (values["largest_eigenvalues"] < 0).any():
             raise ValueError("largest_eigenvalues must be non-negative")
         denominator = np.maximum(denominator, values["largest_eigenvalues"])
-    return 1.0 / denominator
+    with np.errstate(divide="ignore", over="ignore"):
+        scale = 1.0 / denominator
+    if not np.isfinite(scale).all():
+        raise ValueError("the multipliers 1 / max(r_m, tail_sum_floor * trace(K_m)) overflow "
+                         "float64: the traces (and tail sums) are too small")
+    return scale

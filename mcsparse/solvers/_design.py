@@ -74,11 +74,14 @@ def dense_value_grad_numpy(X, shift, p, Wt, intercept, y, sample_weight, margin,
 
 
 def groups_matmul_numpy(groups, Vt, out):
-    """NumPy twin of ``groups_matmul``: ``out[rows] += values @ Vt[first:first + width]``."""
+    """NumPy twin of ``groups_matmul``: ``out[rows] += values @ Vt[first:first + width]``.
+
+    A repeated row adds once per occurrence (``np.add.at``), as in the kernel.
+    """
     p = Vt.shape[0]
     for first, rows, values in groups:
         if first < p:
-            out[rows] += values @ Vt[first:first + values.shape[1]]
+            np.add.at(out, rows, values @ Vt[first:first + values.shape[1]])
 
 
 def groups_rmatmul_numpy(groups, M, out):

@@ -11,8 +11,11 @@
 #
 # The plain-NumPy twins are in mcsparse.solvers._design.
 
+from libc.limits cimport INT_MAX
 from libc.stdlib cimport free, malloc
 from scipy.linalg.cython_blas cimport dgemm
+
+import numpy as np
 
 from mcsparse.loss._multiclass_logistic_fast cimport rows_loss_grad
 from mcsparse.utils._typedefs cimport float64_t, intp_t
@@ -275,7 +278,8 @@ def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weigh
 # -- row-sparse groups ---------------------------------------------------------------
 #
 # A group is a tuple (first, rows, values): columns first .. first + width of the
-# store, non-zero on the local ``rows`` (intp, distinct, in [0, n_rows)) only, with
+# store, non-zero on the local ``rows`` (intp, in [0, n_rows); a repeated row
+# counts once per occurrence, as in a sparse matrix with duplicates) only, with
 # ``values`` (len(rows), width) float64, C order. The products gather or scatter
 # the rows in C and multiply by dgemm, all without the GIL, so that the row blocks
 # of a store run side by side on threads.
@@ -288,10 +292,15 @@ cdef struct _Group:
     const double* values
 
 
-cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, intp_t* count,
+cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t* count,
                           intp_t* max_rows) except NULL:
-    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_rows`` set."""
-    cdef _Group* packed = <_Group*> malloc((len(groups) + 1) * sizeof(_Group))
+    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_rows`` set.
+
+    ``keep`` receives the buffers the pointers read: the caller holds it until the
+    computation ends (a group's items may be temporaries).
+    """
+    cdef tuple items = tuple(groups)  # a snapshot: the checks below run Python code
+    cdef _Group* packed = <_Group*> malloc((len(items) + 1) * sizeof(_Group))
     cdef const intp_t[::1] rows
     cdef const double[:, ::1] values
     cdef intp_t i, j = 0, first, r
@@ -299,16 +308,37 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, intp_t* count,
         raise MemoryError()
     max_rows[0] = 0
     try:
-        for i in range(len(groups)):
-            first = groups[i][0]
+        for i in range(len(items)):
+            try:
+                first_obj, rows_obj, values_obj = items[i]
+            except (TypeError, ValueError):
+                raise ValueError(f"group {i} must be a (first, rows, values) triple, got "
+                                 f"{type(items[i]).__name__}") from None
+            if isinstance(first_obj, bool) or not isinstance(first_obj, (int, np.integer)):
+                raise TypeError(f"group {i}: first must be an integer, got "
+                                f"{type(first_obj).__name__}")
+            if not 0 <= first_obj <= INT_MAX:
+                raise ValueError(f"group {i}: first={first_obj} is outside [0, {INT_MAX}]")
+            first = first_obj
             if first >= p:
                 continue
-            rows = groups[i][1]
-            values = groups[i][2]
-            if first < 0 or values.shape[0] != rows.shape[0] or first + values.shape[1] > p:
-                raise ValueError(f"group {i} (first column {first}, values "
-                                 f"({values.shape[0]}, {values.shape[1]}), {rows.shape[0]} rows) does "
-                                 f"not fit the first p={p} columns")
+            try:
+                rows = rows_obj
+                values = values_obj
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"group {i}: rows must be a 1-D intp array and values a "
+                                 f"2-D C-contiguous float64 array ({exc})") from None
+            keep.append(rows)
+            keep.append(values)
+            if values.shape[0] != rows.shape[0]:
+                raise ValueError(f"group {i} has {rows.shape[0]} rows but values of "
+                                 f"shape ({values.shape[0]}, {values.shape[1]})")
+            if values.shape[0] > INT_MAX or values.shape[1] > INT_MAX:
+                raise ValueError(f"group {i} is larger than BLAS's {INT_MAX} rows or columns")
+            if first + values.shape[1] > p:
+                raise ValueError(f"group {i} (columns {first} to "
+                                 f"{first + values.shape[1] - 1}) does not fit the first "
+                                 f"p={p} columns")
             for r in range(rows.shape[0]):
                 if rows[r] < 0 or rows[r] >= n_out:
                     raise ValueError(f"group {i} has row {rows[r]} outside [0, {n_out})")
@@ -325,6 +355,12 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, intp_t* count,
         raise
     count[0] = j
     return packed
+
+
+cdef int _check_blas_size(intp_t n, str name) except -1:
+    if n > INT_MAX:
+        raise ValueError(f"{name} has {n} columns, more than BLAS's {INT_MAX}")
+    return 0
 
 
 def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
@@ -346,7 +382,9 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
     cdef const intp_t* rows
     if out.shape[1] != Vt.shape[1]:
         raise ValueError("Vt and out have different numbers of columns")
-    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], &count, &max_rows)
+    _check_blas_size(Vt.shape[1], "Vt")
+    cdef list keep = []
+    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], keep, &count, &max_rows)
     tmp = <double*> malloc((max_rows * r_ + 1) * sizeof(double))
     if tmp == NULL:
         free(packed)
@@ -388,7 +426,9 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
     cdef const intp_t* rows
     if out.shape[1] != M.shape[1]:
         raise ValueError("M and out have different numbers of columns")
-    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], &count, &max_rows)
+    _check_blas_size(M.shape[1], "M")
+    cdef list keep = []
+    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], keep, &count, &max_rows)
     tmp = <double*> malloc((max_rows * r_ + 1) * sizeof(double))
     if tmp == NULL:
         free(packed)
