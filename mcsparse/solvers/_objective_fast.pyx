@@ -357,10 +357,18 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
     return packed
 
 
-cdef int _check_blas_size(intp_t n, str name) except -1:
-    if n > INT_MAX:
-        raise ValueError(f"{name} has {n} columns, more than BLAS's {INT_MAX}")
-    return 0
+cdef _Group* _prepare(list groups, intp_t p, intp_t n_out, intp_t r, str name, list keep,
+                      intp_t* count, double** tmp) except NULL:
+    """The packed groups (see :func:`_pack_groups`) and a scratch of max rows x ``r``."""
+    cdef intp_t max_rows
+    if r > INT_MAX:
+        raise ValueError(f"{name} has {r} columns, more than BLAS's {INT_MAX}")
+    cdef _Group* packed = _pack_groups(groups, p, n_out, keep, count, &max_rows)
+    tmp[0] = <double*> malloc((max_rows * r + 1) * sizeof(double))
+    if tmp[0] == NULL:
+        free(packed)
+        raise MemoryError()
+    return packed
 
 
 def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
@@ -375,20 +383,16 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
     Vt : ndarray of shape (p, r), float64, C order
     out : ndarray of shape (n_rows, r), float64, C order, added to
     """
-    cdef intp_t p = Vt.shape[0], count, max_rows, g, i, c
+    cdef intp_t p = Vt.shape[0], count, g, i, c
     cdef int r_ = <int> Vt.shape[1], n_, w_, ldv = <int> Vt.shape[1]
     cdef double one = 1.0, zero = 0.0
     cdef double* tmp
     cdef const intp_t* rows
     if out.shape[1] != Vt.shape[1]:
         raise ValueError("Vt and out have different numbers of columns")
-    _check_blas_size(Vt.shape[1], "Vt")
     cdef list keep = []
-    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], keep, &count, &max_rows)
-    tmp = <double*> malloc((max_rows * r_ + 1) * sizeof(double))
-    if tmp == NULL:
-        free(packed)
-        raise MemoryError()
+    cdef _Group* packed = _prepare(groups, p, out.shape[0], Vt.shape[1], "Vt", keep,
+                                   &count, &tmp)
     with nogil:
         for g in range(count):
             n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
@@ -419,20 +423,16 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
     out : ndarray of shape (p, r), float64, C order; the groups' rows of it
         are overwritten, the others left as they are
     """
-    cdef intp_t p = out.shape[0], count, max_rows, g, i, c
+    cdef intp_t p = out.shape[0], count, g, i, c
     cdef int r_ = <int> M.shape[1], n_, w_
     cdef double one = 1.0, zero = 0.0
     cdef double* tmp
     cdef const intp_t* rows
     if out.shape[1] != M.shape[1]:
         raise ValueError("M and out have different numbers of columns")
-    _check_blas_size(M.shape[1], "M")
     cdef list keep = []
-    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], keep, &count, &max_rows)
-    tmp = <double*> malloc((max_rows * r_ + 1) * sizeof(double))
-    if tmp == NULL:
-        free(packed)
-        raise MemoryError()
+    cdef _Group* packed = _prepare(groups, p, M.shape[0], M.shape[1], "M", keep,
+                                   &count, &tmp)
     with nogil:
         for g in range(count):
             n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
