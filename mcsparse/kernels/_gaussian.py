@@ -334,7 +334,16 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
     chunk = _chunk_n_rows(row_bytes, n_X, working_memory)
 
     with np.errstate(over="ignore", under="ignore"):
-        if symmetric:
+        if symmetric and chunk >= n_X:
+            # one chunk: the whole symmetrised distance matrix, each kernel
+            # written in place (the same numbers as the chunked path's two copies)
+            D = _squared_distances(X, X, X_sq, X_sq)
+            D[...] = 0.5 * (D + D.T)
+            np.fill_diagonal(D, 0.0)
+            for m, scale in enumerate(scales):
+                np.divide(D, scale, out=out[m])
+                np.exp(out[m], out=out[m])
+        elif symmetric:
             buffer = np.empty(chunk * n_X, dtype=np.float64)
             for start in range(0, n_X, chunk):
                 stop = min(start + chunk, n_X)
