@@ -33,9 +33,9 @@ _EIGH_MAX_SAMPLES = 500
 # a Gram matrix is symmetric when max|K - K^T| <= _SYMMETRY_RTOL * max|K|
 _SYMMETRY_RTOL = 1e-8
 
-# float64 temporaries per (row, column) of a chunk of squared distances: the
-# product X Y^T and its scaled copy inside euclidean_distances, then the
-# scaled distances fed to exp
+# float64 temporaries per (row, column) of a chunk of squared distances, at
+# most: the product X Y^T and its scaled copy inside euclidean_distances, and
+# the symmetrised diagonal block (the kernels are written into the output)
 _TEMPORARIES_PER_ENTRY = 3
 
 
@@ -334,17 +334,7 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
     chunk = _chunk_n_rows(row_bytes, n_X, working_memory)
 
     with np.errstate(over="ignore", under="ignore"):
-        if symmetric and chunk >= n_X:
-            # one chunk: the whole symmetrised distance matrix, each kernel
-            # written in place (the same numbers as the chunked path's two copies)
-            D = _squared_distances(X, X, X_sq, X_sq)
-            D[...] = 0.5 * (D + D.T)
-            np.fill_diagonal(D, 0.0)
-            for m, scale in enumerate(scales):
-                np.divide(D, scale, out=out[m])
-                np.exp(out[m], out=out[m])
-        elif symmetric:
-            buffer = np.empty(chunk * n_X, dtype=np.float64)
+        if symmetric:
             for start in range(0, n_X, chunk):
                 stop = min(start + chunk, n_X)
                 # rows start:stop against columns start:, the upper triangle
@@ -353,12 +343,12 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
                 diag_block = D[:, :stop - start]
                 diag_block[...] = 0.5 * (diag_block + diag_block.T)
                 np.fill_diagonal(diag_block, 0.0)
-                scaled = buffer[:D.size].reshape(D.shape)
                 for m, scale in enumerate(scales):
-                    np.divide(D, scale, out=scaled)
-                    np.exp(scaled, out=scaled)
-                    out[m, start:stop, start:] = scaled
-                    out[m, start:, start:stop] = scaled.T
+                    upper = out[m, start:stop, start:]  # written in place
+                    np.divide(D, scale, out=upper)
+                    np.exp(upper, out=upper)
+                    # the rows below the chunk, mirrored (one chunk: nothing)
+                    out[m, stop:, start:stop] = upper[:, stop - start:].T
         else:
             for start in range(0, n_X, chunk):
                 stop = min(start + chunk, n_X)
