@@ -10,7 +10,7 @@ from sklearn.datasets import load_iris, make_blobs
 
 from mcsparse import ConvMKLClassifier, SMSDMKLClassifier, UFOMKLClassifier
 from mcsparse.kernels import conv_kernel_scale
-from mcsparse.kernels import gaussian_kernel_stack, tail_sums
+from mcsparse.kernels import default_bandwidths, gaussian_kernel_stack, tail_sums
 from mcsparse.solvers import default_q, link_coefficients, multiclass_mkl
 from mcsparse.solvers._mkl import link_coefficients_numpy, mkl_epoch_numpy
 from mcsparse.solvers._mkl_fast import mkl_epoch
@@ -581,7 +581,9 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
     ConvMKLClassifier(max_iter=2, bandwidths="scale", random_state=0).fit(X2, y)
     assert len(calls) == 4  # another bank
     for i in range(mkl_module._TAIL_SUMS_REMEMBERED + 3):
-        mkl_module._remembered_tail_sums(gaussian_kernel_stack(X[:20]), [2], ("key", i))
+        Xi = X[:20] + i  # other data each time
+        mkl_module._remembered_tail_sums(gaussian_kernel_stack(Xi), [2], Xi,
+                                         default_bandwidths())
     assert len(mkl_module._tail_sums_memo) == mkl_module._TAIL_SUMS_REMEMBERED
     assert forget_tail_sums() == mkl_module._TAIL_SUMS_REMEMBERED
     before = len(calls)

@@ -22,7 +22,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import conv_kernel_scale, gaussian_kernel_stack
-from ..kernels._gaussian import _check_bandwidths, _data_key, _remembered_tail_sums
+from ..kernels._gaussian import _check_bandwidths, _remembered_tail_sums
 from ..solvers._mkl import multiclass_mkl
 from ..utils.validation import check_int
 from ._base import ScoresMixin, check_training_data
@@ -70,11 +70,11 @@ def _combined_gram(gram, weights):
 class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
     """Shared fit and prediction of the three MKL estimators."""
 
-    def _tail_terms(self, gram, key):
+    def _tail_terms(self, gram, X, bandwidths):
         """(r_m, kernel_scale, the solver's tail_sums, beta); None where unused.
 
-        ``key`` identifies the training samples and the bank (tail sums are
-        remembered per key, :func:`mcsparse.kernels._gaussian._remembered_tail_sums`).
+        ``gram`` is the stack of ``X`` and ``bandwidths``, by which its tail
+        sums are remembered (:func:`mcsparse.kernels._gaussian._remembered_tail_sums`).
         """
         return None, None, None, 0.0
 
@@ -116,7 +116,7 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
         # failed refit must not leave a mix of the old model and the new data
         bandwidths = _check_bandwidths(self.bandwidths, X)
         gram = gaussian_kernel_stack(X, bandwidths=bandwidths)
-        r, scale, penalty_sums, beta = self._tail_terms(gram, _data_key(X, bandwidths))
+        r, scale, penalty_sums, beta = self._tail_terms(gram, X, bandwidths)
         fit = multiclass_mkl(gram, y_idx, C=self.C, q=self.q, beta=beta,
                              tail_sums=penalty_sums, kernel_scale=scale,
                              max_iter=self.max_iter, tol=self.tol,
@@ -384,7 +384,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         self.verbose = verbose
         self.final = final
 
-    def _tail_terms(self, gram, key):
+    def _tail_terms(self, gram, X, bandwidths):
         zeta = _check_zeta(self.zeta, gram.shape[1])
         if not isinstance(self.tail_sum_guard, str):
             raise TypeError(f"tail_sum_guard must be 'spectral' or 'floor', got "
@@ -395,10 +395,10 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         traces = np.einsum("mii->m", gram)
         if self.tail_sum_guard == "spectral":
             # lambda_1 from the same eigenvalues as the tail sum (max(zeta, 1) of them)
-            r1, r = _remembered_tail_sums(gram, [1, zeta], key)
+            r1, r = _remembered_tail_sums(gram, [1, zeta], X, bandwidths)
             largest = traces - r1
         else:
-            r, largest = _remembered_tail_sums(gram, [zeta], key)[0], None
+            r, largest = _remembered_tail_sums(gram, [zeta], X, bandwidths)[0], None
         scale = conv_kernel_scale(r, traces, self.tail_sum_floor,
                                   largest_eigenvalues=largest)
         _warn_vanishing_tail_sums(
@@ -465,9 +465,9 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
         self.verbose = verbose
         self.final = final
 
-    def _tail_terms(self, gram, key):
+    def _tail_terms(self, gram, X, bandwidths):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        r = _remembered_tail_sums(gram, [zeta], key)[0]
+        r = _remembered_tail_sums(gram, [zeta], X, bandwidths)[0]
         _warn_vanishing_tail_sums(
             self, r, np.einsum("mii->m", gram), 1e-10,
             "they are zero to rounding, so the penalty beta sum_m r_m ||w_m|| vanishes "

@@ -580,13 +580,13 @@ def _data_key(X, bandwidths):
     return (X.shape, X.dtype.str, digest, np.asarray(bandwidths, dtype=np.float64).tobytes())
 
 
-def _remembered_tail_sums(gram, zetas, key):
-    """``tail_sums(gram, zetas)``, computed once per ``key`` among the last few.
+def _remembered_tail_sums(gram, zetas, X, bandwidths):
+    """``tail_sums(gram, zetas)`` of ``gram = gaussian_kernel_stack(X, bandwidths)``.
 
-    ``key`` must identify the Gram stack (:func:`_data_key` of the samples and
-    the bank): the stack is not read on a hit.
+    Computed once per (``X``, ``bandwidths``, ``zetas``) among the last few
+    (:func:`_data_key`); the stack is not read on a hit.
     """
-    key = key + (tuple(int(z) for z in zetas),)
+    key = _data_key(X, bandwidths) + (tuple(int(z) for z in zetas),)
     with _tail_sums_lock:
         if key in _tail_sums_memo:
             _tail_sums_memo.move_to_end(key)

@@ -396,9 +396,7 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
     with nogil:
         for g in range(count):
             n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
-            if n_ == 0 or r_ == 0:
-                continue
-            if w_ == 0:
+            if n_ == 0 or r_ == 0 or w_ == 0:
                 continue
             # tmp.T (r x n) = Vt[first:].T (r x w) @ values.T (w x n)
             dgemm("N", "N", &r_, &n_, &w_, &one, <double*> &Vt[packed[g].first, 0], &ldv,
