@@ -116,6 +116,29 @@ def test_symmetric_with_exact_unit_diagonal(n_samples):
         np.testing.assert_array_equal(np.diagonal(K, axis1=1, axis2=2), 1.0)
 
 
+@pytest.mark.parametrize("with_Y", [False, True])
+@pytest.mark.parametrize("working_memory", [None, 1e-9])
+def test_float32_stack_is_the_float64_stack_rounded_once(with_Y, working_memory):
+    """``dtype=np.float32``: exponentials in float64, each entry rounded once,
+    in one chunk and in chunks of one row; still exactly symmetric."""
+    X = _data(9, 41, n_features=4) * 3.0
+    Y = _data(10, 13, n_features=4) if with_Y else None
+    wide = gaussian_kernel_stack(X, Y, bandwidths=TAUS, working_memory=working_memory)
+    single = gaussian_kernel_stack(X, Y, bandwidths=TAUS, dtype=np.float32,
+                                   working_memory=working_memory)
+    assert single.dtype == np.float32 and single.flags.c_contiguous
+    np.testing.assert_array_equal(single, wide.astype(np.float32))
+    if not with_Y:
+        np.testing.assert_array_equal(single, single.transpose(0, 2, 1))
+        np.testing.assert_array_equal(np.diagonal(single, axis1=1, axis2=2), 1.0)
+
+
+@pytest.mark.parametrize("dtype", [None, np.float16, np.int32, complex, "f4x", ""])
+def test_stack_refuses_other_dtypes(dtype):
+    with pytest.raises(TypeError, match="dtype must be np.float32 or np.float64"):
+        gaussian_kernel_stack(_data(0, 4), bandwidths=[1.0], dtype=dtype)
+
+
 def test_duplicate_rows_stay_within_round_off_of_one():
     # ||x||^2 + ||y||^2 - 2 x.y leaves round-off off the diagonal, clipped at 0
     X = np.repeat(_data(6, 3) * 100.0, 2, axis=0)

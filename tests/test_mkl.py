@@ -94,11 +94,23 @@ def _random_problem(rng, n_all, n_rows, n_kernels, n_classes, dtype):
 @pytest.mark.parametrize("n_all, n_rows, n_kernels, n_classes",
                          [(1, 1, 1, 2), (2, 1, 3, 2), (7, 7, 1, 3), (13, 5, 4, 5),
                           (31, 29, 7, 11), (64, 40, 21, 3)])
-def test_epoch_matches_numpy_twin(dtype, n_all, n_rows, n_kernels, n_classes):
+@pytest.mark.parametrize("rows_kind", ["subset", "consecutive", "shuffled"])
+@pytest.mark.parametrize("penalty", ["random", "zero"])
+def test_epoch_matches_numpy_twin(dtype, n_all, n_rows, n_kernels, n_classes, rows_kind,
+                                  penalty):
+    """Both paths of the Cython epoch: kernel rows read in place (``rows`` one
+    consecutive run) or gathered (a subset, or a run in another order), and
+    the link's factors recomputed every step (a tail-sum penalty) or kept
+    until theta moves (none)."""
     rng = np.random.default_rng(n_all * 100 + n_kernels)
     gram, rows, labels = _random_problem(rng, n_all, n_rows, n_kernels, n_classes, dtype)
+    if rows_kind != "subset":
+        rows = np.arange(n_all - n_rows, n_all, dtype=np.intp)
+        if rows_kind == "shuffled":
+            rows = rows[::-1].copy() if n_rows < 4 else rows[[0, 2, 1, *range(3, n_rows)]]
     scale = rng.uniform(0.5, 2.0, size=n_kernels)
-    penalty_rate = rng.uniform(0, 0.3, size=n_kernels)
+    penalty_rate = (rng.uniform(0, 0.3, size=n_kernels) if penalty == "random"
+                    else np.zeros(n_kernels))
     states = []
     for epoch in (mkl_epoch, mkl_epoch_numpy):
         dual = np.zeros((n_rows, n_classes))
@@ -192,16 +204,20 @@ def test_estimator_matches_solver_on_same_gram(guard):
     taus = [0.25, 1.0, 4.0]
     clf = ConvMKLClassifier(C=50, zeta=2, bandwidths=taus, max_iter=5, random_state=0,
                             tail_sum_guard=guard).fit(X, y)
-    gram = gaussian_kernel_stack(X, bandwidths=taus)
+    # the estimator fits on the single-precision stack, predicts in float64
+    gram = gaussian_kernel_stack(X, bandwidths=taus, dtype=np.float32)
     r = tail_sums(gram, 2)
     # the spectral guard: r_m raised to at least lambda_1(K_m), here from eigvalsh
-    largest = np.linalg.eigvalsh(gram)[:, -1] if guard == "spectral" else None
+    largest = (np.linalg.eigvalsh(gram.astype(np.float64))[:, -1] if guard == "spectral"
+               else None)
     scale = conv_kernel_scale(r, [150.0] * 3, largest_eigenvalues=largest)
     if guard == "spectral":  # the widest kernel's tail sum is below its lambda_1
         assert scale[-1] == pytest.approx(1 / largest[-1]) and largest[-1] > r[-1]
     fit = multiclass_mkl(gram, y, C=50, kernel_scale=scale, max_iter=5, random_state=0)
-    np.testing.assert_allclose(clf.decision_function(X), fit.decision_function(gram),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        clf.decision_function(X),
+        fit.decision_function(gaussian_kernel_stack(X, bandwidths=taus)), rtol=1e-9,
+        atol=1e-12)
     np.testing.assert_allclose(clf.kernel_weights_, fit.kernel_weights, rtol=1e-12)
     np.testing.assert_allclose(clf.tail_sums_, r)
     assert clf.kernel_weights_.sum() == pytest.approx(1.0)
@@ -507,9 +523,11 @@ def test_final_svc_is_the_svm_on_the_learnt_combined_kernel(Est, n_classes):
     np.testing.assert_array_equal(clf.kernel_weights_, last.kernel_weights_)
     np.testing.assert_array_equal(clf.dual_coef_, last.dual_coef_)
     assert last.final_svc_ is None and clf.final_svc_ is not None
-    # reference: SVC on sum_m w_m K_m, built here from the bank
+    # reference: SVC on sum_m w_m K_m, built here from the bank (the
+    # training stack in single precision, as the estimators store it)
     w = clf.kernel_weights_
-    K = np.tensordot(w, gaussian_kernel_stack(X, bandwidths=taus), axes=1)
+    K = np.tensordot(w, gaussian_kernel_stack(X, bandwidths=taus, dtype=np.float32)
+                     .astype(np.float64), axes=1)
     ref = SVC(kernel="precomputed", C=10).fit(K, y)
     X_new = X[::3] + 0.05
     K_new = np.tensordot(w, gaussian_kernel_stack(X_new, X, bandwidths=taus), axes=1)
@@ -556,28 +574,28 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
     import mcsparse.kernels._gaussian as mkl_module
     from mcsparse.kernels import forget_tail_sums
 
-    calls = []
-    original = mkl_module.tail_sums
-
-    def counting(gram, zeta, **kwargs):
-        calls.append(gram.shape)
-        return original(gram, zeta, **kwargs)
-
-    monkeypatch.setattr(mkl_module, "tail_sums", counting)
-    forget_tail_sums()
     X, y = load_iris(return_X_y=True)
     X = X + 1e-3 * np.arange(4)  # data no other test fits
+    X2 = X.copy()
+    X2[0, 0] += 0.5  # other data: computed, and equal to a fresh computation
+    expected = tail_sums(gaussian_kernel_stack(X2, dtype=np.float32), 4)
+    calls = []
+    original = mkl_module._tail_sums
+
+    def counting(gram, *args, **kwargs):
+        calls.append(gram.shape)
+        return original(gram, *args, **kwargs)
+
+    monkeypatch.setattr(mkl_module, "_tail_sums", counting)
+    forget_tail_sums()
     fits = [ConvMKLClassifier(C=C, max_iter=2, random_state=0).fit(X, y) for C in (1, 10)]
     assert len(calls) == 1
     np.testing.assert_array_equal(fits[0].tail_sums_, fits[1].tail_sums_)
     SMSDMKLClassifier(max_iter=2, random_state=0).fit(X, y)  # other zetas: computed
     assert len(calls) == 2
-    X2 = X.copy()
-    X2[0, 0] += 0.5  # other data: computed, and equal to a fresh computation
     clf = ConvMKLClassifier(max_iter=2, random_state=0).fit(X2, y)
     assert len(calls) == 3
-    np.testing.assert_allclose(clf.tail_sums_,
-                               original(gaussian_kernel_stack(X2), 4), rtol=1e-12)
+    np.testing.assert_allclose(clf.tail_sums_, expected, rtol=1e-12)
     ConvMKLClassifier(max_iter=2, bandwidths="scale", random_state=0).fit(X2, y)
     assert len(calls) == 4  # another bank
     for i in range(mkl_module._TAIL_SUMS_REMEMBERED + 3):

@@ -219,7 +219,26 @@ def _squared_distances(X, Y, X_sq, Y_sq):
     return D
 
 
-def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
+def _check_float_dtype(dtype):
+    """``dtype`` as np.float32 or np.float64; TypeError otherwise."""
+    try:
+        checked = None if dtype is None else np.dtype(dtype)
+    except TypeError:
+        checked = None
+    if checked not in (np.float32, np.float64):
+        raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!a}")
+    return checked
+
+
+def _exp_scaled(D, scale, out, exponent=None):
+    """``out = exp(D / scale)``, through the float64 ``exponent`` when given (float32 ``out``)."""
+    exponent = out if exponent is None else exponent
+    np.divide(D, scale, out=exponent)
+    np.exp(exponent, out=out)
+
+
+def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, dtype=np.float64,
+                          working_memory=None):
     r"""Gram matrices of a bank of Gaussian kernels, one per bandwidth.
 
     .. math::
@@ -233,7 +252,8 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
     (dense data centred first by the mean of ``X``, so that data far from
     the origin keep their precision), clipped at 0, and every kernel is
     written from them into one
-    preallocated output. Rows of ``X`` go in chunks sized so that the
+    preallocated output of ``dtype`` (the exponentials are computed in
+    float64 and rounded once). Rows of ``X`` go in chunks sized so that the
     temporaries (a chunk of distances and its scaled copy) take about
     ``working_memory`` MiB besides the output itself.
 
@@ -256,6 +276,10 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
         The bandwidths ``tau_m``: finite and strictly positive. A scalar is
         a grid of one. None means :func:`default_bandwidths`, the 21
         bandwidths ``2^-10 .. 2^10`` of the paper.
+    dtype : {np.float64, np.float32}, default=np.float64
+        Storage of the result. float32 halves the memory of the stack (the
+        paper's experiments store their kernels in single precision) and
+        rounds each entry once, to a relative error of at most ``2^-24``.
     working_memory : float, default=None
         MiB the temporaries of one chunk of rows may take; None means
         ``sklearn.get_config()["working_memory"]``. One row is always
@@ -264,15 +288,15 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
 
     Returns
     -------
-    gram_stack : ndarray of shape (n_kernels, n_samples_X, n_samples_Y), float64
+    gram_stack : ndarray of shape (n_kernels, n_samples_X, n_samples_Y), of ``dtype``
         C-contiguous; ``gram_stack[m]`` is the Gram matrix of the kernel of
         bandwidth ``bandwidths[m]``.
 
     Raises
     ------
     TypeError
-        If ``bandwidths`` do not hold real numbers, or ``working_memory`` is
-        not None or a number.
+        If ``bandwidths`` do not hold real numbers, ``dtype`` is not float32
+        or float64, or ``working_memory`` is not None or a number.
     ValueError
         If ``X`` or ``Y`` are not 2-D, are empty, hold NaN or infinity or
         non-numeric values, have different numbers of features, or their
@@ -311,6 +335,7 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
             raise ValueError(
                 f"Y has {Y.shape[1]} features, but X has {X.shape[1]} features")
     bandwidths = _check_bandwidths(bandwidths)
+    dtype = _check_float_dtype(dtype)
     working_memory = _check_working_memory(working_memory)
     if not sp.issparse(X) and (symmetric or not sp.issparse(Y)):
         # ||x||^2 - 2 x.y + ||y||^2 loses all precision far from the origin:
@@ -328,9 +353,11 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
     else:
         Y_sq = _squared_norms(Y, "Y")
     n_Y = Y.shape[0]
-    out = np.empty((bandwidths.size, n_X, n_Y), dtype=np.float64)
+    out = np.empty((bandwidths.size, n_X, n_Y), dtype=dtype)
     scales = -2.0 * bandwidths  # dividing by -2 tau keeps 0 / tau = 0 for any tau
-    row_bytes = _TEMPORARIES_PER_ENTRY * n_Y * out.itemsize
+    # float32 output: the exponents go through one more float64 temporary
+    single = dtype == np.float32
+    row_bytes = (_TEMPORARIES_PER_ENTRY + single) * n_Y * 8
     chunk = _chunk_n_rows(row_bytes, n_X, working_memory)
 
     with np.errstate(over="ignore", under="ignore"):
@@ -343,20 +370,19 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, working_memory=None):
                 diag_block = D[:, :stop - start]
                 diag_block[...] = 0.5 * (diag_block + diag_block.T)
                 np.fill_diagonal(diag_block, 0.0)
+                exponent = np.empty_like(D) if single else None
                 for m, scale in enumerate(scales):
                     upper = out[m, start:stop, start:]  # written in place
-                    np.divide(D, scale, out=upper)
-                    np.exp(upper, out=upper)
+                    _exp_scaled(D, scale, upper, exponent)
                     # the rows below the chunk, mirrored (one chunk: nothing)
                     out[m, stop:, start:stop] = upper[:, stop - start:].T
         else:
             for start in range(0, n_X, chunk):
                 stop = min(start + chunk, n_X)
                 D = _squared_distances(X[start:stop], Y, X_sq[start:stop], Y_sq)
+                exponent = np.empty_like(D) if single else None
                 for m, scale in enumerate(scales):
-                    rows = out[m, start:stop]
-                    np.divide(D, scale, out=rows)
-                    np.exp(rows, out=rows)
+                    _exp_scaled(D, scale, out[m, start:stop], exponent)
     return out
 
 
@@ -546,23 +572,33 @@ def tail_sums(gram_stack, zeta, *, method="auto"):
     if method not in _TAIL_SUM_METHODS:
         raise ValueError(f"method must be one of {_TAIL_SUM_METHODS}, got {method!r}")
     gram_stack = _check_gram_stack(gram_stack)
+    zetas, scalar = _check_zeta(zeta, gram_stack.shape[1])
+    result = _tail_sums(gram_stack, zetas, method, check_kernels=True)
+    return result[0] if scalar else result
+
+
+def _tail_sums(gram_stack, zetas, method, check_kernels):
+    """Tail sums of a checked stack, shape (len(zetas), n_kernels); see :func:`tail_sums`.
+
+    ``check_kernels=False`` skips the finiteness and symmetry checks of each
+    kernel, for stacks of :func:`gaussian_kernel_stack` (finite and exactly
+    symmetric by construction).
+    """
     n_kernels, n_samples, _ = gram_stack.shape
-    zetas, scalar = _check_zeta(zeta, n_samples)
     k = int(zetas.max())
     if method == "auto":
         method = "eigh" if n_samples <= _EIGH_MAX_SAMPLES or k >= n_samples / 10 else "eigsh"
-
     result = np.empty((zetas.size, n_kernels), dtype=np.float64)
     for m in range(n_kernels):
-        K = _checked_gram(gram_stack, m)
+        K = (_checked_gram(gram_stack, m) if check_kernels
+             else np.asarray(gram_stack[m], dtype=np.float64))
         trace = np.trace(K)
         # removed[z]: the sum of the z largest eigenvalues, z = 0..k
         removed = np.zeros(k + 1)
         if k > 0:
             np.cumsum(_top_eigenvalues(K, k, method), out=removed[1:])
         result[:, m] = trace - removed[zetas]
-    np.maximum(result, 0.0, out=result)
-    return result[0] if scalar else result
+    return np.maximum(result, 0.0, out=result)
 
 
 #: Tail sums remembered (training data, bank, zetas): a search over ``C``,
@@ -591,7 +627,8 @@ def _remembered_tail_sums(gram, zetas, X, bandwidths):
         if key in _tail_sums_memo:
             _tail_sums_memo.move_to_end(key)
             return _tail_sums_memo[key].copy()
-    value = tail_sums(gram, list(zetas))
+    # the stack is trusted: finite and exactly symmetric by construction
+    value = _tail_sums(gram, np.asarray(zetas, dtype=np.intp), "auto", check_kernels=False)
     with _tail_sums_lock:
         _tail_sums_memo[key] = value.copy()
         while len(_tail_sums_memo) > _TAIL_SUMS_REMEMBERED:

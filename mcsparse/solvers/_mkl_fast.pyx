@@ -25,6 +25,66 @@ from libc.math cimport pow, sqrt
 from mcsparse.utils._typedefs cimport floating, float64_t, intp_t
 
 
+cdef extern from "_mkl_step.h":
+    void mcs_move_rows_f32(const float* k_row, double scale, double* up, double* down,
+                           intp_t n) noexcept nogil
+    void mcs_move_rows_f64(const double* k_row, double scale, double* up, double* down,
+                           intp_t n) noexcept nogil
+
+
+cdef void _link_parts(
+    const float64_t* theta_sq,
+    const float64_t* penalty,
+    intp_t n_kernels,
+    float64_t q,
+    float64_t* parts,
+    float64_t* norm_power,
+) noexcept nogil:
+    """The factors of the link that do not depend on its ``scale``.
+
+    ``parts[m] = (nu_m / ||theta_m||) (nu_m / nu_max)^(q-2)`` with ``nu =
+    (||theta|| - penalty)_+`` and ``norm_power[0] = (sum_m (nu_m /
+    nu_max)^q)^((q-2)/q)``; ``norm_power[0] = 0`` when every nu_m is zero.
+    """
+    cdef intp_t m
+    cdef float64_t nu, nu_max = 0.0, total = 0.0
+    for m in range(n_kernels):
+        nu = sqrt(theta_sq[m]) if theta_sq[m] > 0.0 else 0.0
+        nu -= penalty[m]
+        parts[m] = nu if nu > 0.0 else 0.0
+        if parts[m] > nu_max:
+            nu_max = parts[m]
+    norm_power[0] = 0.0
+    if not (nu_max > 0.0):
+        return
+    for m in range(n_kernels):
+        if parts[m] > 0.0:
+            total += pow(parts[m] / nu_max, q)
+    for m in range(n_kernels):
+        if parts[m] > 0.0:
+            parts[m] = (parts[m] / sqrt(theta_sq[m])) * pow(parts[m] / nu_max, q - 2.0)
+    norm_power[0] = pow(total, (q - 2.0) / q)
+
+
+cdef void _link_scaled(
+    const float64_t* parts,
+    float64_t norm_power,
+    intp_t n_kernels,
+    float64_t scale,
+    float64_t* coef,
+) noexcept nogil:
+    """``coef_m = parts[m] / (norm_power scale)``, all zero when either is not positive."""
+    cdef intp_t m
+    cdef float64_t factor
+    if not (norm_power > 0.0) or not (scale > 0.0):
+        for m in range(n_kernels):
+            coef[m] = 0.0
+        return
+    factor = 1.0 / (norm_power * scale)
+    for m in range(n_kernels):
+        coef[m] = parts[m] * factor if parts[m] > 0.0 else 0.0
+
+
 cdef void _link(
     const float64_t* theta_sq,
     const float64_t* penalty,
@@ -36,30 +96,15 @@ cdef void _link(
     """coef_m = nu_m^(q-1) / (||theta_m|| ||nu||_q^(q-2) scale), nu = (||theta|| - penalty)_+.
 
     Computed with nu divided by its largest entry, so that neither power
-    overflows or underflows; all zero when every nu_m is zero.
+    overflows or underflows; all zero when every nu_m is zero:
+        nu^(q-1) / (||nu||_q^(q-2) ||theta||)
+            = (nu / ||theta||) (nu / nu_max)^(q-2) / total^((q-2)/q),
+    every factor but the last bounded, so nothing overflows before 1 / scale.
+    ``coef`` holds the parts in between (it is the output).
     """
-    cdef intp_t m
-    cdef float64_t nu, nu_max = 0.0, total = 0.0, factor
-    for m in range(n_kernels):
-        nu = sqrt(theta_sq[m]) if theta_sq[m] > 0.0 else 0.0
-        nu -= penalty[m]
-        coef[m] = nu if nu > 0.0 else 0.0
-        if coef[m] > nu_max:
-            nu_max = coef[m]
-    if not (nu_max > 0.0) or not (scale > 0.0):
-        for m in range(n_kernels):
-            coef[m] = 0.0
-        return
-    for m in range(n_kernels):
-        if coef[m] > 0.0:
-            total += pow(coef[m] / nu_max, q)
-    # nu^(q-1) / (||nu||_q^(q-2) ||theta||)
-    #     = (nu / ||theta||) (nu / nu_max)^(q-2) / total^((q-2)/q),
-    # every factor but the last bounded, so nothing overflows before 1 / scale
-    factor = 1.0 / (pow(total, (q - 2.0) / q) * scale)
-    for m in range(n_kernels):
-        if coef[m] > 0.0:
-            coef[m] = (coef[m] / sqrt(theta_sq[m])) * pow(coef[m] / nu_max, q - 2.0) * factor
+    cdef float64_t norm_power
+    _link_parts(theta_sq, penalty, n_kernels, q, coef, &norm_power)
+    _link_scaled(coef, norm_power, n_kernels, scale, coef)
 
 
 def link_coefficients(const float64_t[::1] theta_sq, const float64_t[::1] penalty,
@@ -71,6 +116,48 @@ def link_coefficients(const float64_t[::1] theta_sq, const float64_t[::1] penalt
     if n_kernels > 0:
         _link(&theta_sq[0], &penalty[0], n_kernels, q, scale, &coef_view[0])
     return coef
+
+
+cdef void _step(
+    const floating[:, :, ::1] gram,
+    const intp_t[::1] rows,
+    intp_t i,
+    intp_t y,
+    intp_t r,
+    const float64_t[::1] kernel_scale,
+    float64_t[:, :, ::1] gram_dual,
+    float64_t[::1] theta_sq,
+    bint consecutive,
+) noexcept nogil:
+    """theta <- theta - phi(x_i) (e_r - e_y): the norms first, with the old gram_dual.
+
+    The rows of ``gram_dual[m]`` of classes y and r move by the kernel row
+    of sample ``rows[i]``, read as one contiguous run when ``consecutive``
+    (``rows[j] == rows[0] + j`` for every j).
+    """
+    cdef intp_t n_rows = rows.shape[0], m, j, row_i = rows[i]
+    cdef float64_t scale_m, kij
+    cdef const floating* k_row
+    cdef float64_t* up
+    cdef float64_t* down
+    for m in range(gram.shape[0]):
+        scale_m = kernel_scale[m]
+        theta_sq[m] += (2.0 * (gram_dual[m, y, i] - gram_dual[m, r, i])
+                        + 2.0 * (scale_m * gram[m, row_i, row_i]))
+        if theta_sq[m] < 0.0:
+            theta_sq[m] = 0.0
+        up, down = &gram_dual[m, y, 0], &gram_dual[m, r, 0]
+        if consecutive:  # in place, vectorised (_mkl_step.h)
+            k_row = &gram[m, row_i, rows[0]]
+            if floating is float:
+                mcs_move_rows_f32(k_row, scale_m, up, down, n_rows)
+            else:
+                mcs_move_rows_f64(k_row, scale_m, up, down, n_rows)
+        else:
+            for j in range(n_rows):
+                kij = scale_m * gram[m, row_i, rows[j]]
+                up[j] += kij
+                down[j] -= kij
 
 
 def mkl_epoch(
@@ -108,21 +195,29 @@ def mkl_epoch(
     cdef intp_t n_rows = rows.shape[0]
     cdef intp_t n_classes = dual.shape[1]
     cdef intp_t n_steps = order.shape[0]
-    cdef intp_t s, i, m, k, j, y, r, row_i, t
+    cdef intp_t s, i, m, k, y, r, t
     cdef intp_t n_updates = 0
-    cdef float64_t loss_sum = 0.0, best, margin, kii, kij, scale_m
+    cdef float64_t loss_sum = 0.0, best, margin, norm_power = 0.0
+    # without the tail-sum penalty the link changes with theta only, apart
+    # from its scale: its other factors are kept until a step moves theta
+    cdef bint fixed_penalty = True, parts_known = False, moved, consecutive = True
+    parts_arr = np.zeros(n_kernels, dtype=np.float64)
     penalty_arr = np.zeros(n_kernels, dtype=np.float64)
     scores_arr = np.zeros(n_classes, dtype=np.float64)
+    cdef float64_t[::1] parts = parts_arr
     cdef float64_t[::1] penalty = penalty_arr
     cdef float64_t[::1] scores = scores_arr
     if n_kernels == 0 or n_classes < 2:
         return 0, 0.0
+    for m in range(n_kernels):
+        fixed_penalty = fixed_penalty and penalty_rate[m] == 0.0
+    for s in range(1, n_rows):
+        consecutive = consecutive and rows[s] == rows[0] + s
     with nogil:
         for s in range(n_steps):
             t = t0 + s + 1
             i = order[s]
             y = labels[i]
-            row_i = rows[i]
             # scores of w_t at row i
             for k in range(n_classes):
                 scores[k] = 0.0
@@ -137,25 +232,18 @@ def mkl_epoch(
                     best = scores[k]
                     r = k
             margin = scores[y] - best
-            if margin < 1.0:
+            moved = margin < 1.0
+            if moved:
                 loss_sum += 1.0 - margin
                 n_updates += 1
-                # theta <- theta - phi(x_i) (e_r - e_y): norms first, with the old gram_dual
-                for m in range(n_kernels):
-                    scale_m = kernel_scale[m]
-                    kii = scale_m * gram[m, row_i, row_i]
-                    theta_sq[m] += (2.0 * (gram_dual[m, y, i] - gram_dual[m, r, i])
-                                    + 2.0 * kii)
-                    if theta_sq[m] < 0.0:
-                        theta_sq[m] = 0.0
-                    for j in range(n_rows):
-                        kij = scale_m * gram[m, row_i, rows[j]]
-                        gram_dual[m, y, j] += kij
-                        gram_dual[m, r, j] -= kij
+                _step(gram, rows, i, y, r, kernel_scale, gram_dual, theta_sq, consecutive)
                 dual[i, y] += 1.0
                 dual[i, r] -= 1.0
             # link for w_{t+1}: penalty t * beta * r_m, scale lam * t
-            for m in range(n_kernels):
-                penalty[m] = t * penalty_rate[m]
-            _link(&theta_sq[0], &penalty[0], n_kernels, q, lam * t, &coef[0])
+            if moved or not (fixed_penalty and parts_known):
+                for m in range(n_kernels):
+                    penalty[m] = t * penalty_rate[m]
+                _link_parts(&theta_sq[0], &penalty[0], n_kernels, q, &parts[0], &norm_power)
+                parts_known = True
+            _link_scaled(&parts[0], norm_power, n_kernels, lam * t, &coef[0])
     return n_updates, loss_sum
