@@ -24,7 +24,7 @@ in the same runs:
 **Full run** (``MCSPARSE_FULL=1 python plot_mkl_vs_svc_search.py`` from this
 folder, ``MCSPARSE_DATA`` set): the six data sets of the paper's Table 1
 (iris, wine, vowel, segment, satimage, dna) and three more (letter,
-pendigits, scikit-learn's digits), 10 splits; about an hour on 2 cores. It
+pendigits, scikit-learn's digits), 10 splits; about 20 minutes on 2 cores. It
 saves its numbers in ``results/mkl_vs_svc.json`` beside this example, which
 quick mode (iris and wine, 3 splits, for the documentation) draws.
 """
