@@ -21,6 +21,8 @@ def test_shown_gives_values_not_numpy_reprs():
     (check_int, np.float64(1.5), TypeError, "x must be an integer, got 1.5"),
     (check_real, np.str_("a"), TypeError, "x must be a real number, got 'a'"),
     (check_real, np.float64(np.nan), ValueError, "x must be finite, got nan"),
+    (check_real, 10**400, ValueError,
+     "x must be finite, got an integer beyond float64's range (401 digits)"),
 ])
 def test_messages_show_plain_values(check, value, error, message):
     with pytest.raises(error) as info:

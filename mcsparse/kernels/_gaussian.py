@@ -220,12 +220,18 @@ def _squared_distances(X, Y, X_sq, Y_sq):
 
 
 def _check_float_dtype(dtype):
-    """``dtype`` as np.float32 or np.float64; TypeError otherwise."""
-    try:
-        checked = None if dtype is None else np.dtype(dtype)
-    except TypeError:
-        checked = None
-    if checked not in (np.float32, np.float64):
+    """``dtype`` (a type, a dtype or its name) as np.float32 or np.float64; TypeError otherwise.
+
+    Scalars and arrays, which NumPy would read through their ``dtype``, are
+    refused: a dtype is asked for, not a value.
+    """
+    checked = None
+    if isinstance(dtype, (type, str, np.dtype)):
+        try:
+            checked = np.dtype(dtype)
+        except (TypeError, ValueError):
+            pass
+    if checked is None or checked not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!a}")
     return checked
 
@@ -254,8 +260,11 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, dtype=np.float64,
     written from them into one
     preallocated output of ``dtype`` (the exponentials are computed in
     float64 and rounded once). Rows of ``X`` go in chunks sized so that the
-    temporaries (a chunk of distances and its scaled copy) take about
-    ``working_memory`` MiB besides the output itself.
+    float64 temporaries (a chunk of distances and its scaled copy) take about
+    ``working_memory`` MiB besides the output itself (a third more with
+    ``dtype=np.float32``, whose exponents go through one more temporary: the
+    chunks are the same for both dtypes, so that the float32 stack is the
+    float64 one rounded).
 
     With ``Y=None`` only the upper triangle of the distances is computed,
     the diagonal is set to exactly 0 and the diagonal blocks are
@@ -279,12 +288,15 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, dtype=np.float64,
     dtype : {np.float64, np.float32}, default=np.float64
         Storage of the result. float32 halves the memory of the stack (the
         paper's experiments store their kernels in single precision) and
-        rounds each entry once, to a relative error of at most ``2^-24``.
+        rounds each entry of the float64 stack once: a relative error of at
+        most ``2^-24`` for entries above float32's smallest normal number
+        (about 1.2e-38); smaller entries become subnormal or 0.
     working_memory : float, default=None
         MiB the temporaries of one chunk of rows may take; None means
         ``sklearn.get_config()["working_memory"]``. One row is always
         processed at a time at least, so a tiny value means one row per
-        chunk. The result does not depend on it.
+        chunk. The result depends on it only through the rounding of the
+        squared distances (BLAS products of differently sized blocks).
 
     Returns
     -------
@@ -354,11 +366,13 @@ def gaussian_kernel_stack(X, Y=None, *, bandwidths=None, dtype=np.float64,
         Y_sq = _squared_norms(Y, "Y")
     n_Y = Y.shape[0]
     out = np.empty((bandwidths.size, n_X, n_Y), dtype=dtype)
-    scales = -2.0 * bandwidths  # dividing by -2 tau keeps 0 / tau = 0 for any tau
-    # float32 output: the exponents go through one more float64 temporary
+    with np.errstate(over="ignore"):  # tau near float64's max: -inf, exp(-0) = 1 all the same
+        scales = -2.0 * bandwidths  # dividing by -2 tau keeps 0 / tau = 0 for any tau
+    # the same chunks for both dtypes (float32 output: the exponents go
+    # through one more temporary, beyond the bound), so that the float32
+    # stack is the float64 one rounded, whatever the distances' round-off
     single = dtype == np.float32
-    row_bytes = (_TEMPORARIES_PER_ENTRY + single) * n_Y * 8
-    chunk = _chunk_n_rows(row_bytes, n_X, working_memory)
+    chunk = _chunk_n_rows(_TEMPORARIES_PER_ENTRY * n_Y * 8, n_X, working_memory)
 
     with np.errstate(over="ignore", under="ignore"):
         if symmetric:
@@ -619,10 +633,10 @@ def _data_key(X, bandwidths):
 def _remembered_tail_sums(gram, zetas, X, bandwidths):
     """``tail_sums(gram, zetas)`` of ``gram = gaussian_kernel_stack(X, bandwidths)``.
 
-    Computed once per (``X``, ``bandwidths``, ``zetas``) among the last few
-    (:func:`_data_key`); the stack is not read on a hit.
+    Computed once per (``X``, ``bandwidths``, the stack's dtype, ``zetas``)
+    among the last few (:func:`_data_key`); the stack is not read on a hit.
     """
-    key = _data_key(X, bandwidths) + (tuple(int(z) for z in zetas),)
+    key = _data_key(X, bandwidths) + (gram.dtype.str, tuple(int(z) for z in zetas))
     with _tail_sums_lock:
         if key in _tail_sums_memo:
             _tail_sums_memo.move_to_end(key)

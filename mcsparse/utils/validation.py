@@ -100,7 +100,11 @@ def check_real(value, name, *, low=None, high=None, include_low=True, include_hi
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {shown(value)}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float64's range
+        raise ValueError(f"{name} must be finite, got an integer beyond float64's range "
+                         f"({len(str(abs(value)))} digits)") from None
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {shown(value)}")
     if low is not None and (value < low or (value == low and not include_low)):
