@@ -10,6 +10,8 @@ from mcsparse.features import (
     ConvMaxTemplates,
     conv_max_features,
     conv_max_features_numpy,
+    conv_max_selected,
+    conv_max_selected_numpy,
     gaussian_masks,
     learn_templates,
     masks_from_factors,
@@ -293,6 +295,9 @@ def test_family_transform_candidates_computes_the_same_columns():
     got = family.transform_candidates(X, ids)
     np.testing.assert_allclose(got, Phi[:, ids], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(family.transform(X), Phi, rtol=1e-5, atol=1e-6)
+    family.set_params(prediction="dense")
+    np.testing.assert_allclose(family.transform_candidates(X, ids), Phi[:, ids],
+                               rtol=1e-5, atol=1e-6)
     # 3 distinct templates: 64 positions x (9 + 2) + 2 x 2 x 8 each, + 4 x 5
     assert family.macs_per_image(ids) == 3 * (64 * 11 + 32)
     assert family.macs_per_image(ids, n_classes=4) == 3 * (64 * 11 + 32) + 20
@@ -312,6 +317,9 @@ def test_family_with_ncc_response_computes_the_same_columns_everywhere():
     np.testing.assert_allclose(family.transform_candidates(X, ids), Phi[:, ids],
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(family.transform(X), Phi, rtol=1e-5, atol=1e-6)
+    family.set_params(prediction="dense")
+    np.testing.assert_allclose(family.transform_candidates(X, ids), Phi[:, ids],
+                               rtol=1e-5, atol=1e-6)
     # the plain count, plus the normalisation: 64 positions x 2 x 9 per image
     assert family.macs_per_image(ids) == 3 * (64 * 11 + 32) + 64 * 2 * 9
 
@@ -466,3 +474,118 @@ def test_conv_max_templates_transform_other_image_size():
     est = _tiny_templates().fit(X)
     with pytest.raises(ValueError, match="expecting 16 features"):
         est.transform(np.random.RandomState(1).rand(3, 25))
+
+
+# conv_max_selected: the selected pairs only, searched from each mask's
+# heaviest positions, stopped by the response bound
+
+SELECTED_SHAPES = SHAPES + [
+    (3, 4, 4, 2, 4, 4, 1, 1),  # one position
+    (2, 2, 9, 3, 2, 2, 1, 3),  # one row of positions
+]
+
+
+def _selected_ids(rng, n_templates, n_masks, n_ids):
+    return rng.randint(0, n_templates * n_masks, size=n_ids)
+
+
+@pytest.mark.parametrize("response", [{}, {"response": "ncc"},
+                                      {"response": "ncc", "damping": 0.0}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SELECTED_SHAPES)
+def test_selected_kernel_matches_its_twin_and_the_dense_features(shape, dtype, response):
+    images, templates, rows, cols = _problem(1, *shape, dtype=dtype)
+    images[0] = 0.0  # blank
+    if shape[0] > 1:
+        images[1] = 0.75  # constant
+    rng = np.random.RandomState(2)
+    n_masks = shape[6] * shape[7]
+    ids = _selected_ids(rng, shape[3], n_masks, 9)  # repeats allowed
+    got, counts = conv_max_selected(images, templates, rows, cols, ids, return_counts=True,
+                                    chunk_size=2, n_jobs=2, **response)
+    want, want_counts = conv_max_selected_numpy(images, templates, rows, cols, ids,
+                                                **response)
+    assert got.dtype == np.float32 and got.shape == (shape[0], ids.size)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(counts, want_counts)
+    assert counts.dtype == np.int64 and counts.shape == (shape[0], 3)
+    dense = conv_max_features(images, templates, rows, cols, **response)[:, ids]
+    scale = np.abs(dense).max()
+    np.testing.assert_allclose(got, dense, rtol=1e-5, atol=1e-5 * scale)
+    # never more than every position of every distinct template and pair
+    n_pos = (shape[1] - shape[4] + 1) * (shape[2] - shape[5] + 1)
+    n_used = np.unique(ids // n_masks).size
+    assert (counts[:, 0] <= n_used * n_pos).all()
+    assert (counts[:, 1] <= np.unique(ids).size * n_pos).all()
+    assert (counts[:, 2] <= n_pos).all() and (counts >= 1).all()
+    np.testing.assert_array_equal(
+        conv_max_selected(images, templates, rows, cols, ids, **response), got)
+
+
+def test_selected_kernel_on_mnist_like_digits_stops_early():
+    # bright strokes answer near the bound, so the search stops well before
+    # the end; zero mask weights and negative responses are searched to the end
+    X, _ = _images()
+    family = _family(response="ncc", damping=0.25).fit(X)
+    images = X.reshape(-1, 10, 10)
+    ids = np.arange(family.n_candidates_)
+    args = (images, family.templates_, family.mask_rows_, family.mask_cols_, ids)
+    got, counts = conv_max_selected(*args, response="ncc", return_counts=True)
+    want, want_counts = conv_max_selected_numpy(*args, response="ncc")
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(counts, want_counts)
+    assert counts[:, 1].mean() < 0.8 * ids.size * 64
+    rows = family.mask_rows_.copy()
+    rows[0, 3:] = 0.0
+    for negative in (False, True):
+        tmpl = -family.templates_ if negative else family.templates_
+        got, counts = conv_max_selected(images, tmpl, rows, family.mask_cols_, ids,
+                                        response="ncc", return_counts=True)
+        np.testing.assert_allclose(
+            got, conv_max_features(images, tmpl, rows, family.mask_cols_,
+                                   response="ncc"), rtol=1e-5, atol=1e-6)
+
+
+def test_selected_work_counted_by_hand():
+    # 4 x 4 images, one 2 x 2 template reading the top-left pixel of its
+    # patch (norm 1), so the correlation's response at (r, s) is the pixel
+    # (r, s): 3 x 3 positions. Mask 0 weighs (r, s) by 2^-(r+s), peak at
+    # (0, 0); mask 1 by 2^-(4-r-s), peak at (2, 2).
+    template = np.array([[[1.0, 0.0], [0.0, 0.0]]])
+    rows = np.array([[1.0, 0.5, 0.25], [0.25, 0.5, 1.0]])
+    cols = np.array([[1.0, 0.5, 0.25], [0.25, 0.5, 1.0]])
+    ids = np.array([0, 3])  # (template 0, mask 0) and (template 0, mask 1 * 2 + 1)
+    images = np.zeros((3, 4, 4))
+    images[0, 0, 0] = 1.0  # where mask 0 looks first
+    images[1, 2, 2] = 1.0  # where mask 0 looks last and mask 1 first
+    images[2, 1, 1] = 1.0  # the centre: weight 1/4 for both
+    got, counts = conv_max_selected(images, template, rows, cols, ids, return_counts=True)
+    np.testing.assert_array_equal(got, [[1.0, 0.0625], [0.0625, 1.0], [0.25, 0.25]])
+    # image 0: mask 0 stops after (0, 0): its value 1 beats 1/2 times the
+    # largest patch norm 1; mask 1 finds 0 everywhere until (0, 0), its last
+    # position: 1 + 9 products, 9 responses (the first one shared), 9 patches
+    # image 1: the mirror image: mask 0 searches all 9, mask 1 stops after 1
+    # image 2: by weight (ties by position) mask 0 visits (0, 0), (0, 1),
+    # (1, 0), (0, 2), (1, 1): 1/4 there, which does not stop it before
+    # (2, 0), of weight 1/4 too (the bound has a margin of 1e-6), but stops it
+    # before (1, 2), of weight 1/8: 6 products. Mask 1 visits (2, 2),
+    # (1, 2), (2, 1), then (0, 2), (1, 1), (2, 0), already computed: 6
+    # products, 3 new responses.
+    np.testing.assert_array_equal(counts, [[9, 10, 9], [9, 10, 9], [9, 12, 9]])
+    want, want_counts = conv_max_selected_numpy(images, template, rows, cols, ids)
+    np.testing.assert_array_equal(want_counts, counts)
+    # a family with this model counts patch_size**2 per response, 2 per
+    # product and, for the correlation, the 16 squared pixels of the bound
+    family = ConvMaxTemplates(n_templates=1, patch_size=2, n_masks=4, n_patches=50,
+                              random_state=0).fit(np.random.RandomState(0).rand(20, 16))
+    family.templates_ = template.astype(np.float32)
+    family.mask_rows_, family.mask_cols_ = rows.astype(np.float32), cols.astype(np.float32)
+    family.masks_ = masks_from_factors(family.mask_rows_, family.mask_cols_)
+    X = images.reshape(3, 16)
+    np.testing.assert_array_equal(family.transform_candidates(X, ids), got)
+    per_image = [9 * 4 + 10 * 2 + 16, 9 * 4 + 10 * 2 + 16, 9 * 4 + 12 * 2 + 16]
+    assert family.macs_per_image(ids, X=X) == pytest.approx(np.mean(per_image))
+    assert family.macs_per_image(ids, n_classes=3, X=X) == pytest.approx(
+        np.mean(per_image) + 3 * 2)
+    # without images: every pair searches all 9 positions
+    assert family.macs_per_image(ids) == 9 * 4 + 18 * 2 + 16

@@ -19,7 +19,7 @@ after it):
 
 - ``test_fuzz_scan_stumps``: ``features/_stumps_fast.pyx`` (test_stumps.py);
 - ``test_fuzz_anchor_scores``: ``features/_anchors_fast.pyx`` (test_anchor_scores.py);
-- ``test_fuzz_conv_max``: ``features/_conv_max_fast.pyx`` (test_conv_max.py);
+- ``test_fuzz_conv_max``: ``features/_conv_max_fast.pyx``, both kernels (test_conv_max.py);
 - ``test_fuzz_loss_gradient``: ``loss/_multiclass_logistic_fast.pyx`` (test_loss.py);
 - ``test_fuzz_link_coefficients``, ``test_fuzz_mkl_epoch``:
   ``solvers/_mkl_fast.pyx`` (test_mkl.py);
@@ -42,7 +42,8 @@ from hypothesis import strategies as st
 
 from mcsparse.features._anchors import anchor_group_scores, anchor_group_scores_numpy
 from mcsparse.features._anchors_fast import anchor_scores_chunk
-from mcsparse.features._conv_max import conv_max_features, conv_max_features_numpy
+from mcsparse.features._conv_max import (conv_max_features, conv_max_features_numpy,
+                                         conv_max_selected, conv_max_selected_numpy)
 from mcsparse.features._stumps import scan_stumps_numpy
 from mcsparse.features._stumps_fast import scan_stumps
 from mcsparse.loss._multiclass_logistic import loss_gradient_numpy
@@ -296,6 +297,7 @@ MASK_SCALES = [0.0, 1e-310, 1e-30, 1e-3, 1.0, 1.0, 1e3, 1e30]
 def test_fuzz_conv_max(n, h, w, n_templates, ph, pw, n_u, n_v, empty, img_scale,
                        tmpl_scale, u_scale, v_scale, response, kind, dtype, seed):
     rng = np.random.default_rng(seed)
+    kwargs = dict(response)  # `response` is reused below for the responses' bound
     n = 0 if empty == "n" else n
     n_templates = 0 if empty == "n_templates" else n_templates
     n_u = 0 if empty == "n_u" else n_u
@@ -351,6 +353,18 @@ def test_fuzz_conv_max(n, h, w, n_templates, ph, pw, n_u, n_v, empty, img_scale,
             + (area * mask_max + u_max + 2 + response) * _smallest_subnormal(np.float32))
     atol = np.repeat(atol, n_u * n_v, axis=1)
     assert_twin(got, want, rtol=0.0, atol=atol, what="features")
+    # the selected pairs only (pruned search, float64 responses rounded
+    # once): within the same bound of the direct max, and its twin's values
+    ids = rng.integers(0, n_templates * n_u * n_v, size=5)
+    with np.errstate(over="ignore"):
+        selected, counts = conv_max_selected(images, templates, rows, cols, ids, **kwargs,
+                                             chunk_size=int(rng.choice([1, 2, 64])),
+                                             return_counts=True)
+        twin, _ = conv_max_selected_numpy(images, templates, rows, cols, ids, **kwargs)
+    assert_twin(selected, want[:, ids], rtol=0.0, atol=atol[:, ids], what="selected features")
+    assert_twin(selected, twin, rtol=0.0, atol=atol[:, ids], what="selected twin")
+    n_pos = (h - ph + 1) * (w - pw + 1)
+    assert (counts[:, 1] <= np.unique(ids).size * n_pos).all() and (counts[:, 0] >= 1).all()
 
 
 def test_conv_max_float32_response_overflow_is_refused():

@@ -52,6 +52,7 @@ from mcsparse.features import (  # noqa: E402
     PairwiseProducts,
     anchor_group_scores,
     conv_max_features,
+    conv_max_selected,
     gaussian_masks,
     learn_templates,
     masks_from_factors,
@@ -347,6 +348,7 @@ BAD_PARAMS = {
         ("damping", -1.0, ValueError), ("damping", np.inf, ValueError),
         ("damping", "x", TypeError),
         ("n_patches", 0, ValueError), ("n_patches", 2.5, TypeError),
+        ("prediction", "fast", ValueError), ("prediction", None, ValueError),
     ],
 }
 _MATCH_ALIASES = {"mask_sigma": "sigma", "n_masks": "n_masks|mask",
@@ -391,6 +393,9 @@ def _function_calls():
         "conv_max_features": (conv_max_features, dict(
             images=rng.rand(4, 6, 6), templates=rng.randn(2, 3, 3),
             mask_rows=rng.rand(2, 4), mask_cols=rng.rand(2, 4))),
+        "conv_max_selected": (conv_max_selected, dict(
+            images=rng.rand(4, 6, 6), templates=rng.randn(2, 3, 3),
+            mask_rows=rng.rand(2, 4), mask_cols=rng.rand(2, 4), ids=np.array([0, 7, 3]))),
         "masks_from_factors": (masks_from_factors, dict(
             mask_rows=rng.rand(2, 4), mask_cols=rng.rand(2, 4))),
         "learn_templates": (learn_templates, dict(
@@ -536,6 +541,13 @@ def test_functions_odd_layout_same_result(f, arg, case):
     ("conv_max_features", {"chunk_size": 0}, ValueError, "chunk_size"),
     ("conv_max_features", {"response": "NCC"}, ValueError, "response"),
     ("conv_max_features", {"response": "ncc", "damping": -1.0}, ValueError, "damping"),
+    ("conv_max_selected", {"ids": np.array([0, 8])}, ValueError, "candidate ids"),
+    ("conv_max_selected", {"ids": np.array([-1])}, ValueError, "candidate ids"),
+    ("conv_max_selected", {"ids": np.array([0.5])}, TypeError, "candidate ids"),
+    ("conv_max_selected", {"templates": np.ones((1, 7, 7))}, ValueError, "larger than"),
+    ("conv_max_selected", {"mask_cols": -np.ones((2, 4))}, ValueError, "mask_cols"),
+    ("conv_max_selected", {"response": "NCC"}, ValueError, "response"),
+    ("conv_max_selected", {"images": np.full((4, 6, 6), np.nan)}, ValueError, "NaN"),
     ("learn_templates", {"patch_size": 7}, ValueError, "patch_size"),
     ("learn_templates", {"n_templates": 0}, ValueError, "n_templates"),
     ("learn_templates", {"n_patches": 2.5}, TypeError, "n_patches"),
