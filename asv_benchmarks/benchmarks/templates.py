@@ -137,19 +137,24 @@ class TemplatesPrediction(Benchmark):
 
     A model of 100 rounds on 10,000 MNIST digits (1000 templates x 16 masks,
     ``alpha=1e-4`` for the correlation, ``1e-5`` for the NCC, whose features
-    are about 2.8 times smaller), predicting the 10,000 test digits:
-    ``predict`` correlates only the selected templates. ``track_macs_per_image``
-    is :meth:`~mcsparse.features.ConvMaxTemplates.macs_per_image` of the
-    model (templates, masked maxima and the linear predictor);
-    ``track_predict_images_per_second`` is the best of 3. Quick mode: 2000
-    training and 1000 test digits, 200 templates, 20 rounds.
+    are about 2.8 times smaller), predicting the 10,000 test digits with each
+    ``prediction`` of :class:`~mcsparse.features.ConvMaxTemplates`: "pruned"
+    searches each selected pair's masked maximum from its mask's heaviest
+    positions and stops when no other position can beat it, "dense"
+    correlates the selected templates at every position by BLAS.
+    ``track_macs_per_image`` is :meth:`~mcsparse.features.ConvMaxTemplates.macs_per_image`
+    on the test digits (templates, masked maxima and the linear predictor);
+    ``track_predict_images_per_second`` is the best of 3;
+    ``track_time_ratio_to_dense`` is this mode's predict time over the dense
+    one's, best of 3 interleaved pairs (1 for "dense" itself). Quick mode:
+    2000 training and 1000 test digits, 200 templates, 20 rounds.
     """
 
-    param_names = ["response"]
-    params = (["correlation", "ncc"],)
+    param_names = ["response", "prediction"]
+    params = (["correlation", "ncc"], ["pruned", "dense"])
     timeout = 1200
 
-    def setup(self, response):
+    def setup(self, response, prediction):
         from mcsparse.datasets import load_mnist
 
         n, n_test, n_templates, n_rounds = ((2000, 1000, 200, 20) if quick()
@@ -159,16 +164,16 @@ class TemplatesPrediction(Benchmark):
         self.X_test = (Xt[:n_test] / 255.0).astype(np.float32)
         warnings.simplefilter("ignore", ConvergenceWarning)
         family = ConvMaxTemplates(n_templates=n_templates, response=response, n_jobs=1,
-                                  random_state=0)
+                                  prediction=prediction, random_state=0)
         self.model = ShareBoostClassifier(
             features=family, n_features_to_select=n_rounds,
             alpha=1e-4 if response == "correlation" else 1e-5)
         self.model.fit((X[:n] / 255.0).astype(np.float32), y[:n])
 
-    def time_predict(self, response):
+    def time_predict(self, response, prediction):
         self.model.predict(self.X_test)
 
-    def track_predict_images_per_second(self, response):
+    def track_predict_images_per_second(self, response, prediction):
         best = np.inf
         for _ in range(3):
             start = time.perf_counter()
@@ -176,10 +181,25 @@ class TemplatesPrediction(Benchmark):
             best = min(best, time.perf_counter() - start)
         return self.X_test.shape[0] / best
 
-    def track_macs_per_image(self, response):
+    def track_macs_per_image(self, response, prediction):
         model = self.model
         return model.features_.macs_per_image(model.selected_features_,
-                                              n_classes=model.classes_.size)
+                                              n_classes=model.classes_.size, X=self.X_test)
+
+    def track_time_ratio_to_dense(self, response, prediction):
+        family = self.model.features_
+        times = {"pruned": np.inf, "dense": np.inf}
+        try:
+            for _ in range(3):
+                for mode in times:
+                    family.set_params(prediction=mode)
+                    start = time.perf_counter()
+                    self.model.predict(self.X_test)
+                    times[mode] = min(times[mode], time.perf_counter() - start)
+        finally:
+            family.set_params(prediction=prediction)
+        return times[prediction] / times["dense"]
 
     track_predict_images_per_second.unit = "images/s"
     track_macs_per_image.unit = "multiply-accumulates"
+    track_time_ratio_to_dense.unit = "ratio"

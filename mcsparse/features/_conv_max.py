@@ -171,6 +171,22 @@ def _check_response_range(images, templates, mask_rows, mask_cols, kernel_dampin
             )
 
 
+def _checked_inputs(images, templates, mask_rows, mask_cols, response, damping):
+    """The kernels' float32 arrays and damping, or the error naming what is wrong.
+
+    Returns ``(images, templates, mask_rows, mask_cols, kernel_damping)``;
+    ``kernel_damping`` is -1 for the plain correlation.
+    """
+    kernel_damping = _check_response(response, damping)
+    images = _check_images(images, centre=kernel_damping >= 0)
+    templates = _check_images(templates, "templates", "(n_templates, patch_h, patch_w)")
+    mask_rows = _as_factors(mask_rows, "mask_rows")
+    mask_cols = _as_factors(mask_cols, "mask_cols")
+    _check_template_shapes(images, templates, mask_rows, mask_cols)
+    _check_response_range(images, templates, mask_rows, mask_cols, kernel_damping)
+    return images, templates, mask_rows, mask_cols, kernel_damping
+
+
 def _run_chunks(run, starts, n_jobs):
     """``run(s)`` for every chunk start, on ``n_jobs`` threads, BLAS single-threaded."""
     n_jobs = min(effective_n_jobs(n_jobs), max(len(starts), 1))
@@ -251,15 +267,10 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, response="corr
     .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
        Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
     """
-    kernel_damping = _check_response(response, damping)
-    images = _check_images(images, centre=kernel_damping >= 0)
-    templates = _check_images(templates, "templates", "(n_templates, patch_h, patch_w)")
-    mask_rows = _as_factors(mask_rows, "mask_rows")
-    mask_cols = _as_factors(mask_cols, "mask_cols")
-    _check_template_shapes(images, templates, mask_rows, mask_cols)
+    images, templates, mask_rows, mask_cols, kernel_damping = _checked_inputs(
+        images, templates, mask_rows, mask_cols, response, damping)
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
     check_n_jobs(n_jobs)
-    _check_response_range(images, templates, mask_rows, mask_cols, kernel_damping)
     n = images.shape[0]
     n_templates, ph, pw = templates.shape
     flat_templates = templates.reshape(n_templates, ph * pw)
@@ -419,19 +430,14 @@ def conv_max_selected(images, templates, mask_rows, mask_cols, ids, *, response=
     .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
        Efficient multiclass learning with feature sharing", NIPS 2011, §7.4.
     """
-    kernel_damping = _check_response(response, damping)
-    images = _check_images(images, centre=kernel_damping >= 0)
-    templates = _check_images(templates, "templates", "(n_templates, patch_h, patch_w)")
-    mask_rows = _as_factors(mask_rows, "mask_rows")
-    mask_cols = _as_factors(mask_cols, "mask_cols")
-    _check_template_shapes(images, templates, mask_rows, mask_cols)
+    images, templates, mask_rows, mask_cols, kernel_damping = _checked_inputs(
+        images, templates, mask_rows, mask_cols, response, damping)
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
     check_n_jobs(n_jobs)
     n_v, n_masks = mask_cols.shape[0], mask_rows.shape[0] * mask_cols.shape[0]
     if np.ndim(ids) != 1:
         raise ValueError(f"ids must be a 1-D array of candidate ids, got {np.ndim(ids)}-D")
     ids = CandidateFeatures._check_ids(ids, templates.shape[0] * n_masks)
-    _check_response_range(images, templates, mask_rows, mask_cols, kernel_damping)
     n = images.shape[0]
     flat, norms, pair_template, pair_row, pair_col, inverse = _selected_pairs(
         templates, n_v, n_masks, ids)
@@ -461,11 +467,30 @@ def conv_max_selected_numpy(images, templates, mask_rows, mask_cols, ids, *,
     maximum and the stopping rule then give the features and the work the
     kernel does. Small inputs only.
 
+    Parameters
+    ----------
+    images : array-like of shape (n_images, height, width)
+        Real-valued images.
+    templates : array-like of shape (n_templates, patch_h, patch_w)
+        Templates, at most as large as the images.
+    mask_rows : array-like of shape (n_u, height - patch_h + 1)
+        Non-negative row factors ``u_a`` of the masks.
+    mask_cols : array-like of shape (n_v, width - patch_w + 1)
+        Non-negative column factors ``v_b`` of the masks.
+    ids : array-like of int, shape (n_ids,)
+        Pairs ``f * n_u * n_v + a * n_v + b``.
+    response : {"correlation", "ncc"}, default="correlation"
+        As in :func:`conv_max_features`.
+    damping : float, default=0.25
+        As in :func:`conv_max_features`.
+
     Returns
     -------
     features : ndarray of shape (n_images, n_ids), float32
+        Column ``q`` is pair ``ids[q]``, as :func:`conv_max_selected` gives it.
     counts : ndarray of shape (n_images, 3), int64
-        As :func:`conv_max_selected` with ``return_counts=True``.
+        The work per image, as :func:`conv_max_selected` with
+        ``return_counts=True`` counts it.
     """
     # the images the kernel sees (float32; centred in float64 first for the NCC)
     images = _check_images(images, centre=response == "ncc").astype(np.float64)
@@ -751,13 +776,13 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         (:meth:`transform_candidates`, so ``predict``). "pruned": each
         pair's masked maximum is searched from its mask's heaviest positions
         outwards and stops once no other position can beat it
-        (:func:`conv_max_selected`); on MNIST about a quarter of the
-        multiply-accumulates of "dense", the count [SWS2011]_ §7.4 reports.
-        "dense": each selected template over every position, one float32
-        BLAS product per block of templates (:func:`conv_max_features`):
-        more work, but faster on a CPU with BLAS (about twice as many images
-        per second on MNIST here; ``asv_benchmarks`` class
-        ``TemplatesPrediction``). Both give the same values up to float32
+        (:func:`conv_max_selected`): the fewest multiply-accumulates, the
+        count [SWS2011]_ §7.4 reports. "dense": each selected template over
+        every position, one float32 BLAS product per block of templates
+        (:func:`conv_max_features`): more multiply-accumulates, but BLAS
+        runs them faster, so it can predict more images per second on a
+        CPU (the ``asv_benchmarks`` class ``TemplatesPrediction`` measures
+        both side by side). Both give the same values up to float32
         rounding.
     n_jobs : int, default=None
         Threads computing the features (joblib convention).

@@ -77,6 +77,45 @@ cdef inline void _weighted_max(
             dst[f] = _fmax(dst[f], src[t * nb + f] * g)
 
 
+cdef inline void _read_patch(
+    const float32_t[:, :, ::1] images,
+    intp_t i,
+    intp_t r,
+    intp_t s,
+    intp_t patch_h,
+    intp_t patch_w,
+    bint ncc,
+    double damping,
+    double* dst,
+) noexcept nogil:
+    """The patch at ``(r, s)`` of image ``i`` into ``dst`` (centred and scaled for the NCC).
+
+    The NCC's offsets from the first pixel are exact in float64, so a
+    constant patch centres to exactly 0.
+    """
+    cdef intp_t a, b, c
+    cdef intp_t area = patch_h * patch_w
+    cdef double first, psum, pmean, psq, centred, scale
+    for a in range(patch_h):
+        for b in range(patch_w):
+            dst[a * patch_w + b] = images[i, r + a, s + b]
+    if not ncc:
+        return
+    first = dst[0]
+    psum = 0.0
+    for c in range(area):
+        psum += dst[c] - first
+    pmean = psum / area
+    psq = 0.0
+    for c in range(area):
+        centred = (dst[c] - first) - pmean
+        psq += centred * centred
+    scale = psq + damping
+    scale = 1.0 / sqrt(scale) if scale > 0.0 else 0.0
+    for c in range(area):
+        dst[c] = ((dst[c] - first) - pmean) * scale
+
+
 def conv_max_chunk(
     const float32_t[:, :, ::1] images,
     const float32_t[:, ::1] templates,
@@ -146,7 +185,9 @@ def conv_max_chunk(
     cdef float32_t* rowmax = <float32_t*> malloc(
         n_v * out_h * TEMPLATE_BLOCK * sizeof(float32_t))
     cdef float32_t* best = <float32_t*> malloc(TEMPLATE_BLOCK * sizeof(float32_t))
-    if cols == NULL or resp == NULL or rowmax == NULL or best == NULL:
+    cdef double* patch = <double*> malloc(area * sizeof(double))
+    if cols == NULL or resp == NULL or rowmax == NULL or best == NULL or patch == NULL:
+        free(patch)
         free(cols)
         free(resp)
         free(rowmax)
@@ -159,32 +200,15 @@ def conv_max_chunk(
     cdef int m_, n_, k_, lda, ldc
     cdef char transa = b'T', transb = b'N'
     cdef bint ncc = damping >= 0.0
-    cdef double first, psum, psq, pmean, centred, scale
     with nogil:
         for i in range(n_images):
             # im2col: row p = r * out_w + s holds the patch at (r, s)
             for r in range(out_h):
                 for s in range(out_w):
+                    _read_patch(images, i, r, s, patch_h, patch_w, ncc, damping, patch)
                     dst = cols + (r * out_w + s) * area
-                    for a in range(patch_h):
-                        for b in range(patch_w):
-                            dst[a * patch_w + b] = images[i, r + a, s + b]
-                    if ncc:
-                        # offsets from the first pixel are exact in float64,
-                        # so a constant patch centres to exactly 0
-                        first = dst[0]
-                        psum = 0.0
-                        for c in range(area):
-                            psum += dst[c] - first
-                        pmean = psum / area
-                        psq = 0.0
-                        for c in range(area):
-                            centred = (dst[c] - first) - pmean
-                            psq += centred * centred
-                        scale = psq + damping
-                        scale = 1.0 / sqrt(scale) if scale > 0.0 else 0.0
-                        for c in range(area):
-                            dst[c] = <float32_t> (((dst[c] - first) - pmean) * scale)
+                    for c in range(area):
+                        dst[c] = <float32_t> patch[c]
             for fb in range((n_templates + TEMPLATE_BLOCK - 1) // TEMPLATE_BLOCK):
                 f0 = fb * TEMPLATE_BLOCK
                 nb = min(<intp_t> TEMPLATE_BLOCK, n_templates - f0)
@@ -211,6 +235,7 @@ def conv_max_chunk(
                         c = a * n_v + b
                         for f in range(nb):
                             out[i, (f0 + f) * n_masks + c] = best[f]
+    free(patch)
     free(cols)
     free(resp)
     free(rowmax)
@@ -227,41 +252,6 @@ def conv_max_chunk(
 # and the search stops with the exact maximum. A template's responses and an
 # image's patches are computed at most once per image, when first visited,
 # in float64 (one rounding to float32 per response).
-
-
-cdef inline void _read_patch(
-    const float32_t[:, :, ::1] images,
-    intp_t i,
-    intp_t r,
-    intp_t s,
-    intp_t patch_h,
-    intp_t patch_w,
-    bint ncc,
-    double damping,
-    double* dst,
-) noexcept nogil:
-    """The patch at ``(r, s)`` of image ``i`` into ``dst`` (centred and scaled for the NCC)."""
-    cdef intp_t a, b, c
-    cdef intp_t area = patch_h * patch_w
-    cdef double first, psum, pmean, psq, centred, scale
-    for a in range(patch_h):
-        for b in range(patch_w):
-            dst[a * patch_w + b] = images[i, r + a, s + b]
-    if not ncc:
-        return
-    first = dst[0]
-    psum = 0.0
-    for c in range(area):
-        psum += dst[c] - first
-    pmean = psum / area
-    psq = 0.0
-    for c in range(area):
-        centred = (dst[c] - first) - pmean
-        psq += centred * centred
-    scale = psq + damping
-    scale = 1.0 / sqrt(scale) if scale > 0.0 else 0.0
-    for c in range(area):
-        dst[c] = ((dst[c] - first) - pmean) * scale
 
 
 cdef double _largest_patch_norm(
