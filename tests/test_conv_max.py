@@ -589,3 +589,40 @@ def test_selected_work_counted_by_hand():
         np.mean(per_image) + 3 * 2)
     # without images: every pair searches all 9 positions
     assert family.macs_per_image(ids) == 9 * 4 + 18 * 2 + 16
+
+
+def test_selected_kernel_edge_cases_found_by_review():
+    rng = np.random.RandomState(0)
+    images, templates = rng.rand(3, 6, 6), rng.randn(2, 3, 3)
+    rows, cols = rng.rand(2, 4), rng.rand(2, 4)
+    # no pair: an empty result, not a reshape error
+    for response in ("correlation", "ncc"):
+        got, counts = conv_max_selected(images, templates, rows, cols, [], response=response,
+                                        return_counts=True)
+        assert got.shape == (3, 0) and counts.shape == (3, 3) and not counts.any()
+        want, want_counts = conv_max_selected_numpy(images, templates, rows, cols, [],
+                                                    response=response)
+        assert want.shape == (3, 0) and not want_counts.any()
+    for bad in (None, "0", [[0, 1]]):
+        with pytest.raises((TypeError, ValueError), match="ids"):
+            conv_max_selected(images, templates, rows, cols, bad)
+    # float64 images that leave float32's range once centred (the NCC): refused
+    # instead of NaN features
+    huge = np.full((1, 4, 4), -3e38)
+    huge[0, 1, 1] = 3e38
+    for f in (conv_max_selected, conv_max_features):
+        extra = ([0],) if f is conv_max_selected else ()
+        with pytest.raises(ValueError, match="float32's range"):
+            f(huge, np.ones((1, 2, 2)), np.ones((1, 3)), np.ones((1, 3)), *extra,
+              response="ncc")
+    # a masked product that rounds below float32's normals, lifted by a huge
+    # row factor: the stop keeps an absolute margin, so the search reaches it
+    images = np.zeros((1, 2, 2), np.float32)
+    images[0, 0, 0] = np.float32(0.8 * 2.0**-49)
+    images[0, 1, 1] = 0.75
+    rows = np.array([[1.0, 2.0**100]], np.float32)
+    cols = np.array([[1.0, 2.0**-149]], np.float32)
+    args = (images, np.ones((1, 1, 1), np.float32), rows, cols, [0])
+    dense = conv_max_features(*args[:4])
+    np.testing.assert_array_equal(conv_max_selected(*args), dense)
+    np.testing.assert_array_equal(conv_max_selected_numpy(*args)[0], dense)

@@ -67,7 +67,13 @@ def _check_images(images, name="images", shape="(n_images, height, width)", cent
         return checked
     values = np.asarray(images, dtype=np.float64)
     values = values - values.mean(axis=(1, 2), keepdims=True)
-    return np.ascontiguousarray(values, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        centred = np.ascontiguousarray(values, dtype=np.float32)
+    if not np.isfinite(centred).all():
+        raise ValueError(
+            f"{name} minus their means leave float32's range (3.4e38): rescale them"
+        )
+    return centred
 
 
 def _check_template_shapes(images, templates, mask_rows, mask_cols):
@@ -350,6 +356,32 @@ def _mask_orders(mask_rows, mask_cols):
     return orders, np.ascontiguousarray(np.take_along_axis(weights, orders, axis=1))
 
 
+def _check_pair_ids(ids, n_candidates):
+    """``ids`` as a 1-D intp array of candidate ids in ``[0, n_candidates)``."""
+    try:
+        values = np.asarray(ids)
+    except ValueError:
+        raise ValueError("ids must be a 1-D array of candidate ids, got ragged input") from None
+    if values.dtype.kind in "OUSV" or values.dtype == bool:
+        raise TypeError(f"candidate ids must be integers, got {ids!r:.60}")
+    if values.ndim != 1:
+        raise ValueError(f"ids must be a 1-D array of candidate ids, got {values.ndim}-D")
+    return CandidateFeatures._check_ids(values, n_candidates)
+
+
+def _underflow_slack(mask_rows, mask_cols):
+    """An absolute margin for the stopping test, against rounding below float32's normals.
+
+    A response, and its product with ``v``, may round by up to half the
+    smallest subnormal, 2**-150, each; the second error is then multiplied
+    by ``u``: ``|fl(fl(r v) u) - r v u| <= eps r v u + 2**-150 (u v + u + 1)``
+    in all, which ``2**-149 (1 + max u) (1 + max v)`` covers (the relative
+    part is in the bound's 1e-6 margin).
+    """
+    return math.ldexp(1.0, -149) * (1.0 + float(mask_rows.max(initial=0.0))) * (
+        1.0 + float(mask_cols.max(initial=0.0)))
+
+
 def _selected_pairs(templates, n_v, n_masks, ids):
     """The kernel's pair arrays for the distinct ``ids``, grouped by template."""
     pairs, inverse = np.unique(ids, return_inverse=True)  # sorted: grouped by template
@@ -435,22 +467,25 @@ def conv_max_selected(images, templates, mask_rows, mask_cols, ids, *, response=
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
     check_n_jobs(n_jobs)
     n_v, n_masks = mask_cols.shape[0], mask_rows.shape[0] * mask_cols.shape[0]
-    if np.ndim(ids) != 1:
-        raise ValueError(f"ids must be a 1-D array of candidate ids, got {np.ndim(ids)}-D")
-    ids = CandidateFeatures._check_ids(ids, templates.shape[0] * n_masks)
+    ids = _check_pair_ids(ids, templates.shape[0] * n_masks)
     n = images.shape[0]
+    counts = np.zeros((n, 3), dtype=np.int64)
+    if ids.size == 0:
+        features = np.zeros((n, 0), dtype=np.float32)
+        return (features, counts) if return_counts else features
     flat, norms, pair_template, pair_row, pair_col, inverse = _selected_pairs(
         templates, n_v, n_masks, ids)
     orders, weights = _mask_orders(mask_rows, mask_cols)
+    slack = _underflow_slack(mask_rows, mask_cols)
     out = np.empty((n, pair_template.size), dtype=np.float32)
-    counts = np.zeros((n, 3), dtype=np.int64)
     starts = range(0, n, chunk_size)
 
     def run(s):
         conv_max_pairs_chunk(images[s:s + chunk_size], flat, norms, pair_template, pair_row,
                              pair_col, orders, weights, templates.shape[1],
                              templates.shape[2], mask_rows, mask_cols,
-                             out[s:s + chunk_size], counts[s:s + chunk_size], kernel_damping)
+                             out[s:s + chunk_size], counts[s:s + chunk_size], slack,
+                             kernel_damping)
 
     _run_chunks(run, starts, n_jobs)
     features = out[:, inverse]
@@ -465,7 +500,9 @@ def conv_max_selected_numpy(images, templates, mask_rows, mask_cols, ids, *,
     ``sliding_window_view`` windows and ``tensordot``, rounded once to
     float32); the masked products along each mask's order, their running
     maximum and the stopping rule then give the features and the work the
-    kernel does. Small inputs only.
+    kernel does. Where a response is at round-off level (its true value 0,
+    say), the two sum in different orders and may differ in it, and so in
+    where they stop. Small inputs only.
 
     Parameters
     ----------
@@ -500,9 +537,12 @@ def conv_max_selected_numpy(images, templates, mask_rows, mask_cols, ids, *,
     n, n_v = images.shape[0], mask_cols.shape[0]
     n_masks = mask_rows.shape[0] * n_v
     ids = np.asarray(ids, dtype=np.intp)
+    if ids.size == 0:
+        return np.zeros((n, 0), dtype=np.float32), np.zeros((n, 3), dtype=np.int64)
     flat, norms, pair_template, pair_row, pair_col, inverse = _selected_pairs(
         templates, n_v, n_masks, ids)
     orders, weights = _mask_orders(mask_rows, mask_cols)
+    slack = _underflow_slack(mask_rows, mask_cols)
     ph, pw = templates.shape[1:]
     windows = np.lib.stride_tricks.sliding_window_view(images, (ph, pw), axis=(1, 2))
     windows = windows.reshape(n, -1, ph * pw)  # (n, n_pos, area)
@@ -532,7 +572,8 @@ def conv_max_selected_numpy(images, templates, mask_rows, mask_cols, ids, *,
             bound = norms[t] * patch_norm * (1.0 + 1e-6)
             # stop[:, k]: the search stops after k + 1 positions (at the last one at least)
             stop = np.ones((n, n_pos), dtype=bool)
-            stop[:, :-1] = running[:, :-1] >= weights[a * n_v + b, 1:] * bound[:, None]
+            stop[:, :-1] = (running[:, :-1]
+                            >= weights[a * n_v + b, 1:] * bound[:, None] + slack)
             n_eval = stop.argmax(axis=1) + 1
             out[:, q] = running[np.arange(n), n_eval - 1]
             counts[:, 1] += n_eval
@@ -1165,9 +1206,9 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         TypeError
             If ``ids`` are not integers or ``n_classes`` is not an int.
         ValueError
-            If an id is out of range, ``n_classes`` is below 1, ``X`` is not
-            valid input for :meth:`transform_candidates`, or ``prediction``
-            is unknown.
+                If an id is out of range, ``n_classes`` is below 1, ``X`` is not
+            valid input for :meth:`transform_candidates` (checked by
+            "pruned" only), or ``prediction`` is unknown.
         """
         check_is_fitted(self, "templates_")
         ids = self._check_ids(ids, self.n_candidates_)

@@ -248,8 +248,9 @@ def conv_max_chunk(
 # weight g_c(r, s) = u_a(r) v_b(s). Every response is bounded,
 # |resp_f(r, s)| <= B_f (Cauchy-Schwarz: ||w_f|| times the largest patch norm,
 # which is below 1 for the NCC), so once the running maximum m reaches
-# g * B_f at the next position's weight g, no later position can exceed it
-# and the search stops with the exact maximum. A template's responses and an
+# g * B_f at the next position's weight g (with a relative margin of 1e-6
+# and an absolute one for rounding below float32's normals), no later
+# position can exceed it and the search stops with the exact maximum. A template's responses and an
 # image's patches are computed at most once per image, when first visited,
 # in float64 (one rounding to float32 per response).
 
@@ -302,6 +303,7 @@ def conv_max_pairs_chunk(
     const float32_t[:, ::1] mask_cols,
     float32_t[:, ::1] out,
     long long[:, ::1] counts,
+    double slack,
     double damping=-1.0,
 ):
     """Convolution-max features of selected pairs on a chunk of images, lazily.
@@ -333,6 +335,10 @@ def conv_max_pairs_chunk(
     counts : int64 array of shape (n_images, 3), C order
         Per image: template responses computed, (pair, position) products
         evaluated, patches read.
+    slack : float
+        Absolute margin of the stopping test, for the rounding of products
+        below float32's normal range: the search stops when the running
+        maximum is at least ``weights[c, k] * bound + slack``.
     damping : float, default=-1.0
         Negative: the plain correlation, else the damped NCC (as in
         :func:`conv_max_chunk`).
@@ -425,7 +431,7 @@ def conv_max_pairs_chunk(
                 c = a * n_v + b
                 best = 0.0
                 for k in range(n_pos):
-                    if k > 0 and best >= weights[c, k] * bound:
+                    if k > 0 and best >= weights[c, k] * bound + slack:
                         break  # no later position can beat the maximum
                     pos = orders[c, k]
                     r = pos_row[pos]
