@@ -1206,7 +1206,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         TypeError
             If ``ids`` are not integers or ``n_classes`` is not an int.
         ValueError
-                If an id is out of range, ``n_classes`` is below 1, ``X`` is not
+            If an id is out of range, ``n_classes`` is below 1, ``X`` is not
             valid input for :meth:`transform_candidates` (checked by
             "pruned" only), or ``prediction`` is unknown.
         """
