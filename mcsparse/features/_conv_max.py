@@ -496,9 +496,9 @@ def conv_max_selected_numpy(images, templates, mask_rows, mask_cols, ids, *,
                             response="correlation", damping=0.25):
     """Plain-NumPy twin of :func:`conv_max_selected` (tests): features and counts.
 
-    Same arguments (images converted as there, no other checks). Every response is computed (float64
-    ``sliding_window_view`` windows and ``tensordot``, rounded once to
-    float32); the masked products along each mask's order, their running
+    Same arguments (images converted as there, no other checks). Every
+    response is computed (float64 ``sliding_window_view`` windows times the
+    templates, rounded once to float32); the masked products along each mask's order, their running
     maximum and the stopping rule then give the features and the work the
     kernel does. Where a response is at round-off level (its true value 0,
     say), the two sum in different orders and may differ in it, and so in
