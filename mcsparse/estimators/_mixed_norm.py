@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
 from ..solvers._mixed_norm import debias as debias_refit
+from ..solvers._mixed_norm_adelie import check_solver
 from ..utils.validation import check_bool, check_int, check_real, check_verbose
 from ._base import ProbaMixin, ScoresMixin, check_training_data, check_training_weights
 
@@ -66,6 +67,12 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         Refit the selected (non-zero) columns without the penalty (the
         "relaxed" or debiased group lasso): the support comes from the
         penalised problem, the coefficients from the bare loss.
+    solver : {"fista", "adelie"}, default="fista"
+        ``"fista"``: accelerated proximal gradient to ``tol``. ``"adelie"``:
+        the group-lasso solver of the optional adelie package (l1/l2 only),
+        faster on ill-conditioned features but less precise: its KKT
+        violation, in ``kkt_violation_``, is often above ``tol`` (then a
+        ConvergenceWarning says so). See :func:`mcsparse.solvers.mixed_norm_path`.
     verbose : int, default=0
         Print one line per penalty level when positive.
 
@@ -83,7 +90,8 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         Mask of the non-zero columns of ``W`` (the selected features).
     n_iter_ : int
         FISTA iterations at ``alpha`` (after the warm-up levels of the
-        internal path), plus BFGS iterations of the refit when ``debias``.
+        internal path; 0 with ``solver="adelie"``, which does not report
+        them), plus BFGS iterations of the refit when ``debias``.
     kkt_violation_ : float
         Largest relative KKT violation of the penalised solution.
     n_features_in_ : int
@@ -144,6 +152,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         tol=1e-4,
         max_iter=1000,
         debias=False,
+        solver="fista",
         verbose=0,
     ):
         self.alpha = alpha
@@ -152,6 +161,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         self.tol = tol
         self.max_iter = max_iter
         self.debias = debias
+        self.solver = solver
         self.verbose = verbose
 
     def __sklearn_tags__(self):
@@ -165,6 +175,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
             raise ValueError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
         check_bool(self.fit_intercept, "fit_intercept")
         check_bool(self.debias, "debias")
+        check_solver(self.solver, self.penalty)
         check_real(self.tol, "tol", low=0.0, include_low=False)
         check_int(self.max_iter, "max_iter", low=1)
         check_verbose(self.verbose)
@@ -215,9 +226,12 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
             If ``X`` contains NaN or infinity, is not 2-D, or has a length
             different from ``y``; if ``y`` has a single class, or ``sample_weight``
             leaves positive weights in fewer than two classes; if ``alpha``
-            is negative, ``penalty`` unknown or another parameter out of range.
+            is negative, ``penalty`` or ``solver`` unknown, ``solver="adelie"``
+            with ``penalty="l1/linf"``, or another parameter out of range.
         TypeError
             If a parameter has the wrong type.
+        ImportError
+            If ``solver="adelie"`` and adelie is not installed.
         """
         self._check_params()
         X, y_idx, classes, sample_weight = self._validate_fit_data(X, y, sample_weight)
@@ -226,7 +240,8 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         common = dict(n_classes=k, penalty=self.penalty,
                       fit_intercept=bool(self.fit_intercept),
                       sample_weight=sample_weight, tol=float(self.tol),
-                      max_iter=int(self.max_iter), verbose=int(self.verbose))
+                      max_iter=int(self.max_iter), solver=self.solver,
+                      verbose=int(self.verbose))
         # warm_up: a short warm-started path from lambda_max down to alpha,
         # much faster than a cold start at small alpha
         path = mixed_norm_path(X, y_idx, lambdas=[alpha], warm_up=10, **common)
@@ -268,6 +283,7 @@ def mixed_norm_classifier_path(
     max_iter=1000,
     debias=False,
     sample_weight=None,
+    solver="fista",
     verbose=0,
 ):
     """Fit :class:`MixedNormClassifier` along a path of ``alpha``, one solver run.
@@ -303,6 +319,8 @@ def mixed_norm_classifier_path(
         Refit each model's support without the penalty.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
+    solver : {"fista", "adelie"}, default="fista"
+        The path's solver, as in :class:`MixedNormClassifier`.
     verbose : int, default=0
         Print one line per ``alpha`` when positive.
 
@@ -316,6 +334,8 @@ def mixed_norm_classifier_path(
     ------
     ValueError
         On invalid data or parameters, as :meth:`MixedNormClassifier.fit`.
+    ImportError
+        If ``solver="adelie"`` and adelie is not installed.
 
     Warns
     -----
@@ -325,7 +345,8 @@ def mixed_norm_classifier_path(
         to ``alpha_min_ratio``) is arbitrary.
     """
     base = MixedNormClassifier(penalty=penalty, fit_intercept=fit_intercept, tol=tol,
-                               max_iter=max_iter, debias=debias, verbose=verbose)
+                               max_iter=max_iter, debias=debias, solver=solver,
+                               verbose=verbose)
     base._check_params()
     check_int(n_alphas, "n_alphas", low=1)
     check_real(alpha_min_ratio, "alpha_min_ratio", low=0.0, high=1.0, include_low=False,
@@ -340,7 +361,7 @@ def mixed_norm_classifier_path(
         X, y_idx, n_classes=k, lambdas=alphas, n_lambdas=n_alphas,
         lambda_min_ratio=alpha_min_ratio, penalty=penalty,
         fit_intercept=fit_intercept, sample_weight=sample_weight, tol=tol,
-        max_iter=max_iter, verbose=verbose,
+        max_iter=max_iter, solver=solver, verbose=verbose,
     )
     models = []
     for lam, W, b, nit, kkt in zip(path.lambdas, path.coefs, path.intercepts,
