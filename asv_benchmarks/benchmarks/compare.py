@@ -20,6 +20,7 @@ skipped. ``python -m benchmarks.compare`` (from ``asv_benchmarks``) prints
 every class's numbers once, as the comparison page quotes them.
 """
 
+import sys
 import time
 import warnings
 
@@ -52,6 +53,11 @@ def _first_with(n_active, errors, target):
     n_active = np.asarray(n_active)
     hit = np.flatnonzero(n_active >= target)
     return float(errors[hit[0]]) if hit.size else float("nan")
+
+
+def _path_curve(models, Xt, yt):
+    """Active features and test errors of a path's classifiers."""
+    return [int(m.support_.sum()) for m in models], [1 - m.score(Xt, yt) for m in models]
 
 
 class _Comparison(Benchmark):
@@ -192,9 +198,7 @@ class GroupLassoMixedNormVsAdelie(_Comparison):
         n_alphas = 10 if quick() else 50
 
         def ours():
-            models = mixed_norm_classifier_path(X, y, n_alphas=n_alphas)
-            return ([int(m.support_.sum()) for m in models],
-                    [1 - m.score(Xt, yt) for m in models])
+            return _path_curve(mixed_norm_classifier_path(X, y, n_alphas=n_alphas), Xt, yt)
 
         def adelie():
             import adelie as ad
@@ -218,7 +222,7 @@ class GroupLassoMixedNormVsAdelie(_Comparison):
     track_test_error_40.unit = "error rate"
 
 
-class MixedNormEnginesPendigits(_Comparison):
+class MixedNormEnginesPendigits(GroupLassoMixedNormVsAdelie):
     """Pendigits products: the l1/l2 path of eq. (5), FISTA against adelie as its engine.
 
     Both are :func:`~mcsparse.mixed_norm_classifier_path` on the same 50
@@ -230,10 +234,6 @@ class MixedNormEnginesPendigits(_Comparison):
     """
 
     params = (["fista", "adelie"],)
-    anchor_module = "adelie"
-
-    def load(self):
-        return _products_data()
 
     def make_fitters(self):
         X, y, Xt, yt = self.data
@@ -243,21 +243,16 @@ class MixedNormEnginesPendigits(_Comparison):
             def fit():
                 models = mixed_norm_classifier_path(X, y, n_alphas=n_alphas, solver=solver)
                 self.kkt = max(m.kkt_violation_ for m in models)
-                return ([int(m.support_.sum()) for m in models],
-                        [1 - m.score(Xt, yt) for m in models])
+                return _path_curve(models, Xt, yt)
             return fit
 
         return {"fista": fitter("fista"), "adelie": fitter("adelie")}
-
-    def track_test_error_40(self, implementation):
-        return self._error_at(implementation, 40)
 
     def track_kkt_violation(self, implementation):
         """Largest KKT violation along the path, relative to the penalty."""
         self.fitters[implementation]()
         return self.kkt
 
-    track_test_error_40.unit = "error rate"
     track_kkt_violation.unit = "relative violation"
 
 
@@ -334,11 +329,22 @@ class StumpsShareBoostVsXGBoost(_Comparison):
     track_test_error_100.unit = "error rate"
 
 
-def main():
-    """Print each class's ratio and test errors once (the comparison page's numbers)."""
-    for cls in (SharedSupportShareBoostVsAbess, SharedSupportShareBoostVsAbessMNIST,
-                GroupLassoMixedNormVsAdelie, MixedNormEnginesPendigits,
-                MixedNormEnginesSatimage, StumpsShareBoostVsXGBoost):
+CLASSES = (SharedSupportShareBoostVsAbess, SharedSupportShareBoostVsAbessMNIST,
+           GroupLassoMixedNormVsAdelie, MixedNormEnginesPendigits, MixedNormEnginesSatimage,
+           StumpsShareBoostVsXGBoost)
+
+
+def main(names=()):
+    """Print each class's ratio and test errors once (the comparison page's numbers).
+
+    ``names``: the classes to run (all when empty), e.g. from the command line,
+    ``python -m benchmarks.compare MixedNormEnginesSatimage``.
+    """
+    unknown = set(names) - {cls.__name__ for cls in CLASSES}
+    if unknown:
+        raise SystemExit(f"unknown classes {sorted(unknown)}; "
+                         f"choose from {[cls.__name__ for cls in CLASSES]}")
+    for cls in [c for c in CLASSES if not names or c.__name__ in names]:
         ours, anchor = cls.params[0]
         bench = cls()
         bench.setup(ours)
@@ -361,4 +367,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
