@@ -102,7 +102,9 @@ try:
 except ImportError:
     SOLVER = "fista"
 # the path's engine, and FISTA beside it where the engine is adelie
-engines = {"mixed norm": SOLVER, **({"mixed norm, FISTA": "fista"} if SOLVER == "adelie" else {})}
+engines = {"mixed norm": SOLVER}
+if SOLVER == "adelie":
+    engines["mixed norm, FISTA"] = "fista"
 
 
 def path_curve(models, X_test, y_test):

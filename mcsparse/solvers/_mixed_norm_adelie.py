@@ -1,18 +1,18 @@
 """adelie as the engine of the l1/l2 mixed-norm path (``solver="adelie"``).
 
 The margin soft-max loss of ShareBoost (Shalev-Shwartz, Wexler and Shashua,
-NIPS 2011, eq. 3) is the multinomial
-log-likelihood with the per-sample offsets ``1[y' != y_i]`` added to the
-scores, and adelie's multinomial loss is the weighted mean divided by the
-number of classes ``k`` (weights normalised to sum one). So adelie's
-``grpnet`` with those offsets, groups of the ``k`` coefficients of each
-feature and penalty levels ``lambda / k`` solves eq. (5) with the l1/l2
-penalty exactly as :func:`mcsparse.solvers.mixed_norm_path` states it
-(adelie: J. Yang and T. Hastie, "A fast and scalable pathwise-solver for
-group lasso and elastic net penalized regression via block-coordinate
-descent", arXiv:2405.08631, 2024). adelie works on a diagonal majorisation of the soft-max Hessian
-and stops by its own criteria; the path checks its solutions by the KKT
-conditions of eq. (5) and reports the violation.
+NIPS 2011, eq. 3) is the multinomial log-likelihood with the per-sample
+offsets ``1[y' != y_i]`` added to the scores, and adelie's multinomial loss
+is the weighted mean divided by the number of classes ``k`` (weights
+normalised to sum one). So adelie's ``grpnet`` with those offsets, groups of
+the ``k`` coefficients of each feature and penalty levels ``lambda / k``
+solves eq. (5) with the l1/l2 penalty exactly as
+:func:`mcsparse.solvers.mixed_norm_path` states it (adelie: J. Yang and T.
+Hastie, "A fast and scalable pathwise-solver for group lasso and elastic net
+penalized regression via block-coordinate descent", arXiv:2405.08631, 2024).
+adelie works on a diagonal majorisation of the soft-max Hessian and stops by
+its own criteria; the path checks its solutions by the KKT conditions of
+eq. (5) and reports the violation.
 """
 
 import numpy as np
@@ -105,9 +105,7 @@ def adelie_levels(X, y, *, n_classes, lambdas, mu, sample_weight, fit_intercept,
             f"adelie solved {n_solved} of {len(lambdas)} penalty levels and stopped: "
             f"{state.error or 'no message'}; use solver='fista'"
         )
-    levels = []
-    for t in range(len(lambdas)):
-        W = state.betas[t].toarray().reshape(n_features, k).T
-        b = np.asarray(state.intercepts[t], dtype=np.float64).copy()
-        levels.append((W, b - b.mean() if fit_intercept else np.zeros(k)))
-    return levels
+    # the path centres the intercepts (the loss is invariant to a common shift)
+    return [(state.betas[t].toarray().reshape(n_features, k).T,
+             np.array(state.intercepts[t], dtype=np.float64) if fit_intercept else np.zeros(k))
+            for t in range(len(lambdas))]
