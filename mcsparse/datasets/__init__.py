@@ -5,6 +5,7 @@ environment variable, else ``~/mcsparse_data``.
 """
 
 from ._base import get_data_home
+from ._deform import deform_images
 from ._loaders import (
     load_chars74k,
     load_letter,
@@ -15,6 +16,7 @@ from ._loaders import (
 )
 
 __all__ = [
+    "deform_images",
     "get_data_home",
     "load_chars74k",
     "load_letter",
