@@ -69,7 +69,10 @@ INSTANCES = {
     DecisionStumps: [DecisionStumps()],
     AnchorPoints: [AnchorPoints(n_anchors=2, n_radii=3, random_state=0)],
     ConvMaxTemplates: [ConvMaxTemplates(n_templates=2, patch_size=2, n_masks=1,
-                                        n_patches=50, random_state=0)],
+                                        n_patches=50, random_state=0),
+                       ConvMaxTemplates(n_templates=2, patch_size=2, n_masks=1,
+                                        n_patches=50, training_store="uint8",
+                                        random_state=0)],
 }
 
 NOT_CHECKED = {

@@ -343,6 +343,7 @@ BAD_PARAMS = {
         ("patch_size", True, TypeError),
         ("n_masks", 0, ValueError), ("n_masks", 3, ValueError), ("n_masks", np.nan, TypeError),
         ("mask_sigma", -1.0, ValueError), ("mask_sigma", np.nan, ValueError),
+        ("training_store", "float16", ValueError), ("training_store", None, ValueError),
         ("mask_sigma", "abc", TypeError),
         ("response", "normalised", ValueError), ("response", 1, ValueError),
         ("damping", -1.0, ValueError), ("damping", np.inf, ValueError),

@@ -203,3 +203,56 @@ class TemplatesPrediction(Benchmark):
     track_predict_images_per_second.unit = "images/s"
     track_macs_per_image.unit = "multiply-accumulates"
     track_time_ratio_to_dense.unit = "ratio"
+
+
+class TemplatesTrainingStore(Benchmark):
+    """The training matrix kept as float32 or as 8-bit codes (``training_store``).
+
+    1000 templates x 16 masks (NCC) on 20,000 MNIST training digits, both
+    stores fitted in ``setup`` with the same templates (k-means seed 0). ``time_scan`` is one
+    round's scan (``best_candidate`` with a random residual), on 2 threads;
+    ``time_training_columns`` computes one selected pair's column (read from
+    the matrix in float32; computed exactly from the images, by the pruned
+    search, with the codes); ``track_scan_time_ratio_to_float32`` is this
+    store's scan time over float32's, best of 3 interleaved pairs;
+    ``track_matrix_bytes`` is the memory of the stored matrix. Quick mode:
+    2000 digits, 200 templates.
+    """
+
+    param_names = ["training_store"]
+    params = (["float32", "uint8"],)
+    timeout = 1200
+
+    def setup(self, training_store):
+        from mcsparse.datasets import load_mnist
+
+        n, n_templates = (2000, 200) if quick() else (20_000, 1000)
+        X, _ = load_mnist(subset="train", return_X_y=True)
+        X = (X[:n] / 255.0).astype(np.float32)
+        self.residual = np.random.default_rng(0).standard_normal((n, 10)) / n
+        self.none = np.zeros(0, dtype=np.intp)
+        self.families = {store: ConvMaxTemplates(n_templates=n_templates, response="ncc",
+                                                 training_store=store, n_jobs=2,
+                                                 random_state=0).fit(X)
+                         for store in self.params[0]}
+        self.family = self.families[training_store]
+
+    def time_scan(self, training_store):
+        self.family.best_candidate(self.residual, self.none)
+
+    def time_training_columns(self, training_store):
+        self.family.training_columns([1234])
+
+    def track_scan_time_ratio_to_float32(self, training_store):
+        times = dict.fromkeys(self.families, np.inf)
+        for _ in range(3):
+            for store, family in self.families.items():
+                start = time.perf_counter()
+                family.best_candidate(self.residual, self.none)
+                times[store] = min(times[store], time.perf_counter() - start)
+        return times[training_store] / times["float32"]
+
+    def track_matrix_bytes(self, training_store):
+        return self.family._X_fit.nbytes
+
+    track_matrix_bytes.unit = "bytes"

@@ -77,8 +77,9 @@ def _warp(images, rng, params):
     index = np.broadcast_to(np.arange(m)[:, None, None], (m, h, w))
     warped = ndimage.map_coordinates(images, [index, src_r, src_c], order=1,
                                      mode="constant", cval=0.0)
-    # bilinear interpolation stays within the pixels' range up to rounding
-    return np.clip(warped, images.min(), images.max())
+    # bilinear interpolation stays within the pixels' range and the background
+    # 0, up to rounding
+    return np.clip(warped, min(images.min(), 0.0), max(images.max(), 0.0))
 
 
 def deform_images(X, n_copies=1, *, image_shape=None, max_rotation=10.0, max_scale=0.1,
@@ -126,8 +127,8 @@ def deform_images(X, n_copies=1, *, image_shape=None, max_rotation=10.0, max_sca
     -------
     X_deformed : ndarray of shape (n_copies * n_samples, height * width), float32
         Copy ``c`` of image ``i`` is row ``c * n_samples + i``: its labels
-        are ``np.tile(y, n_copies)``. Pixel values stay within those of
-        ``X``.
+        are ``np.tile(y, n_copies)``. Pixel values stay within the range
+        of ``X`` and 0.
 
     Raises
     ------

@@ -787,7 +787,8 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
     with w_f)(p) * g_c(p)`` on image ``I`` (:func:`conv_max_features`).
     ``fit`` learns the templates (:func:`learn_templates`), builds the
     Gaussian masks (:func:`gaussian_masks`) and computes the whole float32
-    training matrix once (60000 x 16000 floats, 3.84 GB, for MNIST); each
+    training matrix once (60000 x 16000 floats, 3.84 GB, for MNIST; a
+    quarter of that as 8-bit codes with ``training_store="uint8"``); each
     ShareBoost round then scores all candidates with one product ``Phi^T R``
     (as :class:`RawFeatures`). After the fit only the selected pairs are
     computed on new images, and only their templates are correlated.
@@ -960,7 +961,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         if self.training_store == "uint8":
             self._scan = None
             self._images_fit = np.ascontiguousarray(images, dtype=np.float32)
-            self._X_fit = self._quantized_features(images)
+            self._X_fit = self._quantized_features(self._images_fit)
         else:
             self._scan = RawFeatures().fit(self._chunk_features(X))
             self._X_fit = self._scan._X_fit
