@@ -1,12 +1,14 @@
 """The 8-bit training matrix of ConvMaxTemplates(training_store="uint8"), and deform_images."""
 
 import pickle
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import scipy.sparse as sp
 from scipy import ndimage
 
 from mcsparse import ShareBoostClassifier
@@ -32,6 +34,14 @@ def test_quantize_block_is_within_half_a_step(dtype):
     assert np.all(codes.max(axis=0)[varying] == 255)
     # a constant column (index 3) has step 0 and is decoded exactly
     assert step[3] == 0 and np.all(decoded[:, 3] == 4)
+
+
+def test_quantize_block_of_a_tiny_range():
+    # 1 / step overflows float32 here: the codes must still be right
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codes, low, step = quantize_block(np.array([[0.0], [1e-38], [2e-38]], np.float32))
+    assert list(codes[:, 0]) == [0, 128, 255]
 
 
 def _filled(n_rows, n_columns, block_rows, n_jobs=None, seed=0):
@@ -240,7 +250,23 @@ def test_deformations_are_random_reproducible_and_in_range():
     (np.zeros((2, 16)), {"elastic_sigma": 0}, ValueError, "elastic_sigma must be > 0"),
     (np.zeros((2, 16)), {"elastic_alpha": np.inf}, ValueError, "elastic_alpha"),
     (np.zeros((2, 16)), {"max_shear": "0.1"}, TypeError, "max_shear"),
+    (np.zeros((2, 16)), {"max_shear": 1e308}, ValueError, "max_shear must be <= 1"),
+    (np.zeros((2, 16)), {"elastic_sigma": 1e308}, ValueError, "elastic_sigma must be <= 4"),
+    (np.zeros((2, 16)), {"elastic_alpha": 1e30}, ValueError, "elastic_alpha must be <= 40"),
+    (np.zeros((2, 16)), {"n_copies": 10**20}, ValueError, "n_copies=.* do not fit"),
+    (np.full((2, 16), 1e300), {}, ValueError, "beyond float32"),
+    (sp.csr_matrix(np.ones((2, 16))), {}, TypeError, "sparse"),
 ])
 def test_deform_images_bad_input(X, kwargs, error, match):
-    with pytest.raises(error, match=match):
-        deform_images(X, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the error comes first, no warning before it
+        with pytest.raises(error, match=match):
+            deform_images(X, **kwargs)
+
+
+def test_refitting_with_the_float32_store_drops_the_images():
+    X, _ = _digits(50)
+    family = _family("uint8").fit(X)
+    assert family._images_fit is not None
+    family.set_params(training_store="float32").fit(X)
+    assert family._images_fit is None and isinstance(family._X_fit, np.ndarray)

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import ndimage
 from sklearn.utils import check_random_state
 
@@ -30,6 +31,8 @@ def _square_shape(n_pixels, image_shape):
 
 
 def _check_X(X):
+    if sp.issparse(X):
+        raise TypeError("X is a sparse matrix: deform_images needs a dense array of images")
     X = np.asarray(X)
     if X.dtype == object or X.dtype == bool or not (
             np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
@@ -39,7 +42,8 @@ def _check_X(X):
                          f"{X.shape}")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X is empty: shape {X.shape}")
-    X = np.asarray(X, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        X = np.asarray(X, dtype=np.float32)
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinity (or values beyond float32's range)")
     return X
@@ -114,12 +118,13 @@ def deform_images(X, n_copies=1, *, image_shape=None, max_rotation=10.0, max_sca
     max_scale : float, default=0.1
         Largest relative change of size (0.1: from 90% to 110%).
     max_shear : float, default=0.15
-        Largest shear factor.
+        Largest shear factor, at most 1 (45 degrees).
     elastic_alpha : float, default=34.0
-        Scale of the elastic displacements, in pixels; 0 turns them off.
+        Scale of the elastic displacements, in pixels, at most 10 times the
+        larger side of the images; 0 turns them off.
     elastic_sigma : float, default=4.0
         Smoothness of the elastic displacements: the Gaussian's standard
-        deviation, in pixels.
+        deviation, in pixels, in (0, larger side of the images].
     random_state : int, RandomState instance or None, default=None
         The random maps.
 
@@ -133,10 +138,12 @@ def deform_images(X, n_copies=1, *, image_shape=None, max_rotation=10.0, max_sca
     Raises
     ------
     TypeError
-        If ``X`` does not hold real numbers, or a parameter has a wrong type.
+        If ``X`` is sparse or does not hold real numbers, or a parameter has
+        a wrong type.
     ValueError
         If ``X`` is empty, not 2-D, holds NaN or infinity, does not match
-        ``image_shape``, or a parameter is out of range.
+        ``image_shape``, a parameter is out of range, or the copies do not
+        fit in memory.
 
     References
     ----------
@@ -158,15 +165,24 @@ def deform_images(X, n_copies=1, *, image_shape=None, max_rotation=10.0, max_sca
     X = _check_X(X)
     shape = _square_shape(X.shape[1], image_shape)
     n_copies = check_int(n_copies, "n_copies", low=1)
+    # beyond the image's size the maps move the digits out of it (or, for
+    # the smoothing, make the field a plain translation)
+    side = max(shape)
     params = (check_real(max_rotation, "max_rotation", low=0, high=180),
               check_real(max_scale, "max_scale", low=0, high=1, include_high=False),
-              check_real(max_shear, "max_shear", low=0),
-              check_real(elastic_alpha, "elastic_alpha", low=0),
-              check_real(elastic_sigma, "elastic_sigma", low=0, include_low=False))
+              check_real(max_shear, "max_shear", low=0, high=1),
+              check_real(elastic_alpha, "elastic_alpha", low=0, high=10 * side),
+              check_real(elastic_sigma, "elastic_sigma", low=0, high=side,
+                         include_low=False))
     rng = check_random_state(random_state)
     images = X.reshape(-1, *shape)
     n = images.shape[0]
-    out = np.empty((n_copies * n, X.shape[1]), dtype=np.float32)
+    try:
+        out = np.empty((n_copies * n, X.shape[1]), dtype=np.float32)
+    except (MemoryError, ValueError):
+        raise ValueError(f"n_copies={n_copies} copies of {n} images of {X.shape[1]} "
+                         f"pixels do not fit in memory ({4.0 * n_copies * X.size:.3g} "
+                         "bytes of float32)") from None
     for c in range(n_copies):
         for s in range(0, n, _CHUNK):
             block = images[s:s + _CHUNK]

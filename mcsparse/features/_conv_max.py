@@ -846,8 +846,9 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         value within half a step of its float32 value, so that a near tie
         between two candidates may be broken differently; the selected
         pairs' columns, which the refit uses, are computed exactly from the
-        training images (by the pruned search), which the family keeps
-        until :meth:`end_scan`.
+        training images (by the pruned search); the family keeps them
+        until :meth:`end_scan`, as a reference to ``X`` when it is float32
+        and C-ordered (not a copy: do not change ``X`` during the scan).
     n_jobs : int, default=None
         Threads computing the features (joblib convention).
     random_state : int, RandomState instance or None, default=None
@@ -963,7 +964,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
             self._images_fit = np.ascontiguousarray(images, dtype=np.float32)
             self._X_fit = self._quantized_features(self._images_fit)
         else:
-            self._scan = RawFeatures().fit(self._chunk_features(X))
+            self._scan, self._images_fit = RawFeatures().fit(self._chunk_features(X)), None
             self._X_fit = self._scan._X_fit
         return self
 

@@ -32,8 +32,9 @@ def quantize_block(values):
     low = values.min(axis=0) if values.shape[0] else np.zeros(values.shape[1], np.float32)
     high = values.max(axis=0) if values.shape[0] else low
     step = ((high.astype(np.float64) - low) / _LEVELS).astype(np.float32)
-    inverse = np.divide(1.0, step, out=np.zeros_like(step, dtype=np.float64),
-                        where=step > 0)
+    # in float64: 1 / step overflows float32 for steps below about 3e-39
+    inverse = np.divide(1.0, step.astype(np.float64),
+                        out=np.zeros(step.shape, dtype=np.float64), where=step > 0)
     codes = np.rint((values - low) * inverse)
     np.clip(codes, 0, _LEVELS, out=codes)
     return codes.astype(np.uint8), low, step
@@ -106,13 +107,14 @@ class QuantizedMatrix:
         ``residual`` (n_rows, n_classes) is cast to float32 with float32
         denormals flushed to zero (they make BLAS several times slower).
         """
-        R = np.array(residual, dtype=np.float32)
-        R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
         n_blocks = self.low.shape[0]
         n_jobs = min(effective_n_jobs(self.n_jobs), max(n_blocks, 1))
         runs = np.array_split(np.arange(n_blocks), n_jobs)
+        # overflow is checked by the caller's scores (_pick_columns)
         with threadpool_limits(limits=1, user_api="blas"), \
                 np.errstate(over="ignore", invalid="ignore"):
+            R = np.array(residual, dtype=np.float32)
+            R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
             if n_jobs == 1:
                 return self._blocks_products(runs[0], R).T
             parts = Parallel(n_jobs=n_jobs, prefer="threads")(
