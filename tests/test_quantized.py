@@ -212,8 +212,9 @@ def test_affine_maps_match_scipy_affine_transform():
                      kw["max_shear"])
     centre = np.array([5.5, 5.5])
     for i in range(5):
-        want = ndimage.affine_transform(X[i].reshape(12, 12), A[i], offset=centre - A[i] @ centre,
-                                        order=1, mode="constant", cval=0.0)
+        want = ndimage.affine_transform(X[i].reshape(12, 12), A[i],
+                                        offset=centre - A[i] @ centre, order=1,
+                                        mode="constant", cval=0.0)
         np.testing.assert_allclose(got[i].reshape(12, 12), want, atol=1e-5)
     assert not np.allclose(got, X, atol=1e-2)
 

@@ -182,7 +182,8 @@ ax.plot(rounds, 100 * curve, color="C0",
 if baseline is not None:
     ax.plot(rounds, 100 * baseline, color="C1", label=f"{mode}: {len(X_train)} digits")
 for name, record, color in (("deformed", full, "C3"),
-                            ("undeformed, Fig. 4", load_full_run(FIG4_RECORD), "C2")):
+                            ("undeformed, Fig. 4 seed 0", load_full_run(FIG4_RECORD),
+                             "C2")):
     if record is None:
         continue
     r = record["results"]
@@ -192,7 +193,7 @@ for name, record, color in (("deformed", full, "C3"),
 ax.plot([266, 305], [0.71, 0.47], "k*", ms=10,
         label="paper: 0.71% (60,000), 0.47% (360,000)")
 ax.set_ylim(0, 5)
-ax.set_xlim(0, 305 if FULL or full is not None else n_rounds)
+ax.set_xlim(0, 315 if FULL or full is not None else n_rounds)
 ax.yaxis.set_major_formatter(PercentFormatter(decimals=1))
 ax.set_xlabel("rounds (selected template-mask pairs)")
 ax.set_ylabel("test error")
