@@ -182,7 +182,8 @@ def _check_response_range(images, templates, mask_rows, mask_cols, kernel_dampin
         if not bound < 1e37:
             raise ValueError(
                 f"images and templates are too large: responses may reach {bound:.3g}, "
-                "beyond float32's range (3.4e38); rescale the images (e.g. to [0, 1])"
+                "above the 1e37 that keeps the masked products within float32's "
+                "range (3.4e38); rescale the images (e.g. to [0, 1])"
             )
 
 
