@@ -243,7 +243,7 @@ def test_deformations_are_random_reproducible_and_in_range():
     (np.array([["a"] * 16]), {}, TypeError, "real numbers"),
     (np.zeros((2, 15)), {}, ValueError, "not a square image"),
     (np.zeros((2, 16)), {"image_shape": (3, 5)}, ValueError, "does not match"),
-    (np.zeros((2, 16)), {"image_shape": 16}, TypeError, "pair of ints"),
+    (np.zeros((2, 16)), {"image_shape": 16}, TypeError, r"pair \(height, width\) of ints"),
     (np.zeros((2, 16)), {"n_copies": 0}, ValueError, "n_copies must be >= 1"),
     (np.zeros((2, 16)), {"n_copies": 1.5}, TypeError, "n_copies"),
     (np.zeros((2, 16)), {"max_scale": 1.0}, ValueError, "max_scale must be < 1"),

@@ -1,51 +1,23 @@
 """Deformed copies of images: random affine maps and elastic distortions."""
 
-import math
-
 import numpy as np
 import scipy.sparse as sp
 from scipy import ndimage
 from sklearn.utils import check_random_state
 
-from ..utils.validation import check_int, check_real
+from ..utils.validation import (check_float32_array, check_int, check_real,
+                                resolve_image_shape)
 
 #: Images warped per call of SciPy (bounds the temporary displacement fields).
 _CHUNK = 1024
 
 
-def _square_shape(n_pixels, image_shape):
-    if image_shape is None:
-        side = math.isqrt(n_pixels)
-        if side * side != n_pixels:
-            raise ValueError(f"X has {n_pixels} features, not a square image: pass "
-                             "image_shape=(height, width)")
-        return side, side
-    try:
-        shape = tuple(check_int(v, "image_shape", low=1) for v in image_shape)
-    except TypeError:
-        raise TypeError(f"image_shape must be a pair of ints, got {image_shape!r}") from None
-    if len(shape) != 2 or shape[0] * shape[1] != n_pixels:
-        raise ValueError(f"image_shape={image_shape!r} does not match X's {n_pixels} "
-                         "features (height * width pixels per row)")
-    return shape
-
-
 def _check_X(X):
     if sp.issparse(X):
         raise TypeError("X is a sparse matrix: deform_images needs a dense array of images")
-    X = np.asarray(X)
-    if X.dtype == object or X.dtype == bool or not (
-            np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
-        raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (n_samples, height * width), got shape "
-                         f"{X.shape}")
+    X = check_float32_array(X, "X", 2, "(n_samples, height * width)")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X is empty: shape {X.shape}")
-    with np.errstate(over="ignore", invalid="ignore"):  # checked below
-        X = np.asarray(X, dtype=np.float32)
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or infinity (or values beyond float32's range)")
     return X
 
 
@@ -163,7 +135,7 @@ def deform_images(X, n_copies=1, *, image_shape=None, max_rotation=10.0, max_sca
     (6, 784)
     """
     X = _check_X(X)
-    shape = _square_shape(X.shape[1], image_shape)
+    shape = resolve_image_shape(X.shape[1], image_shape)
     n_copies = check_int(n_copies, "n_copies", low=1)
     # beyond the image's size the maps move the digits out of it (or, for
     # the smoothing, make the field a plain translation)

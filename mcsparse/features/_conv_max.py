@@ -18,42 +18,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from ..utils.validation import check_int, check_n_jobs, check_real
+from ..utils.validation import (check_float32_array, check_image_shape, check_int,
+                                check_n_jobs, check_real, resolve_image_shape)
 from ._base import (CandidateFeatures, RawFeatures, _dense_columns, _pick_columns,
                     _raw_products)
 from ._conv_max_fast import conv_max_chunk, conv_max_pairs_chunk
 from ._quantized import BLOCK_ROWS, QuantizedMatrix
-
-
-def _check_shape(name, shape):
-    """A (height, width) pair of positive ints."""
-    try:
-        pair = tuple(shape)
-    except TypeError:
-        raise TypeError(f"{name} must be a pair (height, width) of ints, got {shape!r}")
-    if len(pair) != 2:
-        raise ValueError(f"{name} must be a pair (height, width), got {shape!r}")
-    return tuple(check_int(v, f"{name}[{i}]", low=1) for i, v in enumerate(pair))
-
-
-def _as_float32(values, name, ndim, shape):
-    """``values`` as a C-ordered float32 ``ndim``-D array of finite reals."""
-    values = np.asarray(values)
-    if values.dtype == object or values.dtype == bool or not (
-        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
-    if values.ndim != ndim:
-        raise ValueError(
-            f"{name} must be a {ndim}-D array {shape}, got shape {values.shape}"
-        )
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = np.ascontiguousarray(values, dtype=np.float32)
-    if not np.isfinite(values).all():
-        raise ValueError(
-            f"{name} contain NaN or infinity (or values beyond float32's range)"
-        )
-    return values
 
 
 def _check_images(images, name="images", shape="(n_images, height, width)", centre=False):
@@ -63,7 +33,7 @@ def _check_images(images, name="images", shape="(n_images, height, width)", cent
     cast, so that a large offset (which the NCC ignores) costs no float32
     precision.
     """
-    checked = _as_float32(images, name, 3, shape)
+    checked = check_float32_array(images, name, 3, shape)
     if not centre or checked.size == 0 or np.asarray(images).dtype == np.float32:
         return checked
     values = np.asarray(images, dtype=np.float64)
@@ -102,7 +72,7 @@ def _check_template_shapes(images, templates, mask_rows, mask_cols):
 
 def _as_factors(values, name):
     """A float32 C-ordered 2-D array of finite, non-negative mask factors."""
-    values = _as_float32(values, name, 2, "(n_factors, n_positions)")
+    values = check_float32_array(values, name, 2, "(n_factors, n_positions)")
     if (values < 0).any():
         raise ValueError(f"{name} must be non-negative (mask weights)")
     return values
@@ -644,7 +614,7 @@ def gaussian_masks(shape, n_masks=16, sigma=None):
     n_masks = check_int(n_masks, "n_masks", low=1)
     if math.isqrt(n_masks) ** 2 != n_masks:
         raise ValueError(f"n_masks must be a positive perfect square, got {n_masks}")
-    height, width = _check_shape("shape", shape)
+    height, width = check_image_shape("shape", shape)
     grid = math.isqrt(n_masks)
     if sigma is None:
         sigma = min(height, width) / grid
@@ -916,23 +886,6 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
     def _images(self, X, shape):
         return X.reshape(X.shape[0], *shape)
 
-    def _resolve_shape(self, n_pixels):
-        if self.image_shape is None:
-            side = math.isqrt(n_pixels)
-            if side * side != n_pixels:
-                raise ValueError(
-                    f"X has {n_pixels} features, not a square image: pass "
-                    "image_shape=(height, width)"
-                )
-            return (side, side)
-        shape = _check_shape("image_shape", self.image_shape)
-        if shape[0] * shape[1] != n_pixels:
-            raise ValueError(
-                f"image_shape={self.image_shape!r} does not match X's {n_pixels} "
-                "features (height * width pixels per row)"
-            )
-        return shape
-
     def fit(self, X, y=None):
         """Learn the templates and masks, and compute the training matrix.
 
@@ -983,7 +936,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         _check_response(self.response, self.damping)
         _check_prediction(self.prediction)
         _check_training_store(self.training_store)
-        self.image_shape_ = self._resolve_shape(n_pixels)
+        self.image_shape_ = resolve_image_shape(n_pixels, self.image_shape)
         check_int(self.patch_size, "patch_size", low=2)
         if self.patch_size > min(self.image_shape_):
             raise ValueError(

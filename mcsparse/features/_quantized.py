@@ -25,12 +25,12 @@ _LEVELS = 255
 def quantize_block(values):
     """``(codes, low, step)`` of a float block (n_rows, n_columns): uint8, float32, float32.
 
-    ``values`` must be finite. ``low + step * codes`` is within ``step / 2``
+    ``values`` must be finite, with at least one row (a block of
+    :class:`QuantizedMatrix`). ``low + step * codes`` is within ``step / 2``
     of ``values`` (plus float32 rounding).
     """
     values = np.asarray(values, dtype=np.float32)
-    low = values.min(axis=0) if values.shape[0] else np.zeros(values.shape[1], np.float32)
-    high = values.max(axis=0) if values.shape[0] else low
+    low, high = values.min(axis=0), values.max(axis=0)
     step = ((high.astype(np.float64) - low) / _LEVELS).astype(np.float32)
     # in float64: 1 / step overflows float32 for steps below about 3e-39
     inverse = np.divide(1.0, step.astype(np.float64),

@@ -1,5 +1,6 @@
 """Validation helpers shared by the estimators (thin layers over scikit-learn's)."""
 
+import math
 import numbers
 
 import numpy as np
@@ -264,3 +265,68 @@ def check_solver_targets(y, n_samples, n_classes, sample_weight=None):
         check_sample_weight(sample_weight, y.shape[0])
         sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
     return np.ascontiguousarray(y, dtype=np.intp), sample_weight
+
+
+def check_image_shape(name, shape):
+    """A (height, width) pair of positive ints, as a tuple.
+
+    Raises TypeError if ``shape`` is not iterable or holds non-integers,
+    ValueError if it is not a pair or holds a value below 1.
+    """
+    try:
+        pair = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{name} must be a pair (height, width) of ints, got {shape!r}")
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be a pair (height, width), got {shape!r}")
+    return tuple(check_int(v, f"{name}[{i}]", low=1) for i, v in enumerate(pair))
+
+
+def check_float32_array(values, name, ndim, shape):
+    """``values`` as a C-ordered float32 ``ndim``-D array of finite reals.
+
+    ``shape`` describes the expected shape in the messages, e.g.
+    ``"(n_images, height, width)"``. Raises TypeError for values that are not
+    real numbers (bool and object refused), ValueError for another number of
+    dimensions, NaN, infinity, or values beyond float32's range.
+    """
+    values = np.asarray(values)
+    if values.dtype == object or values.dtype == bool or not (
+        np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+    if values.ndim != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-D array {shape}, got shape {values.shape}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.ascontiguousarray(values, dtype=np.float32)
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"{name} contain NaN or infinity (or values beyond float32's range)"
+        )
+    return values
+
+
+def resolve_image_shape(n_pixels, image_shape):
+    """``(height, width)`` of images of ``n_pixels`` pixels stored as rows.
+
+    ``image_shape`` None means square images. Raises ValueError when
+    ``n_pixels`` is not a square (and no shape is given) or does not match
+    ``image_shape``; :func:`check_image_shape`'s errors for a bad shape.
+    """
+    if image_shape is None:
+        side = math.isqrt(n_pixels)
+        if side * side != n_pixels:
+            raise ValueError(
+                f"X has {n_pixels} features, not a square image: pass "
+                "image_shape=(height, width)"
+            )
+        return (side, side)
+    shape = check_image_shape("image_shape", image_shape)
+    if shape[0] * shape[1] != n_pixels:
+        raise ValueError(
+            f"image_shape={image_shape!r} does not match X's {n_pixels} "
+            "features (height * width pixels per row)"
+        )
+    return shape
