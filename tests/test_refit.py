@@ -142,6 +142,29 @@ def test_solve_from_scratch_in_lbfgs_mode():
     assert result.status == "ok" and np.abs(result.grad).max() <= 1e-9
 
 
+@pytest.mark.parametrize("growth, dense", [(2, True), (13, True), (14, False)])
+def test_a_round_adding_many_coefficients_leaves_the_dense_mode(growth, dense, monkeypatch):
+    """The bordering goes on while a round adds at most MAX_DENSE_GROWTH coefficients
+    (patched to 39 here: 13 columns of 3 scores); a wider round switches to L-BFGS, and
+    the solve converges either way."""
+    from mcsparse.solvers import _refit
+
+    monkeypatch.setattr(_refit, "MAX_DENSE_GROWTH", 39)  # 13 columns x 3 scores
+    obj = _objective(d=20, penalty=Frobenius(0.05))
+    curvature = CarriedCurvature()
+    x = np.zeros(obj.n_params(2))
+    obj.value_grad(x, 2)
+    curvature.reset(obj, 2, 0)
+    assert curvature.dense
+    p = 2 + growth
+    x = np.concatenate([x, np.zeros(obj.n_scores * growth)])
+    obj.value_grad(x, p)
+    curvature.extend(obj, 2, p, 0)
+    assert curvature.dense == dense and curvature.n_params == obj.n_params(p)
+    result = solve(obj, x, p, gtol=1e-9, max_iter=500, curvature=curvature)
+    assert result.status == "ok" and np.abs(result.grad).max() <= 1e-9
+
+
 def test_a_stop_with_a_large_gradient_is_never_ok():
     obj = _objective()
     x0 = np.zeros(obj.n_params(6))
