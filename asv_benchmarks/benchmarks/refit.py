@@ -9,7 +9,8 @@ family that returns the columns in their selection order; ``"scipy-lbfgsb"``
 runs what mcsparse used before it, a fresh SciPy L-BFGS-B each round (30
 correction pairs, the same relative tolerance), on the same objective. Both
 see the same data, warm starts and stopping rule, so the ratio of their
-times is the engine's.
+times is the engine's. ``"exact-hessian"`` runs the engine's solver from the
+exact inverse Hessian every round: the reference for its carried curvature.
 
 ``ShareBoostPaths`` times whole fits (selection included) with their test
 error, at the sizes of issue 20's acceptance list in full mode and smaller in
@@ -103,8 +104,8 @@ def _exact_replay(objective, width, tol, max_iter):
 
     The same solver as the library's engine, but its curvature computed
     afresh every round (``CarriedCurvature.reset``) instead of carried and
-    bordered: the fewest iterations the carried curvature could reach, at
-    the price of ``n_samples * n_params**2`` work a round.
+    bordered: what a better carried curvature could reach, at the price of
+    ``n_samples * n_params**2`` work a round.
     """
     from mcsparse.solvers._refit import CarriedCurvature, solve
 
