@@ -77,22 +77,37 @@ def _problem(name):
 PROBLEMS = ["pendigits-stumps", "mnist-pixels", "mnist-templates", "mnist-anchors"]
 
 
-def _scipy_replay(objective, width, tol, max_iter):
-    """Refit round by round with a fresh SciPy L-BFGS-B (the engine before mcsparse's own)."""
+def _replay(objective, width, tol, refit):
+    """Refit round by round, the columns of ``width`` added in turn; ``(iterations, objective)``.
+
+    ``refit(params, p, gtol, f, g)`` solves one round from the warm start
+    ``params`` (value ``f``, gradient ``g``, the objective last evaluated
+    there) and returns ``(params, iterations, value)``; ``gtol`` is ``tol``
+    times the value at the warm start, the library's stopping rule.
+    """
     k, p = objective.n_scores, 0
     params = np.zeros(objective.n_intercept)
-    options = {"maxiter": max_iter, "ftol": 64 * np.finfo(float).eps, "maxls": 50,
-               "maxcor": 30}
     n_iter = 0
-    fun = None
     for w in [0] + list(width):
         p += w
         params = np.concatenate([params, np.zeros(k * w)])
-        start = objective.value_grad(params, p)[0]
-        res = minimize(objective.value_grad, params, args=(p,), method="L-BFGS-B",
-                       jac=True, options={**options, "gtol": tol * start})
-        params, n_iter, fun = res.x, n_iter + res.nit, res.fun
+        f, g = objective.value_grad(params, p)
+        params, it, fun = refit(params, p, tol * f, f, g)
+        n_iter += it
     return n_iter, fun
+
+
+def _scipy_replay(objective, width, tol, max_iter):
+    """Refit round by round with a fresh SciPy L-BFGS-B (the engine before mcsparse's own)."""
+    options = {"maxiter": max_iter, "ftol": 64 * np.finfo(float).eps, "maxls": 50,
+               "maxcor": 30}
+
+    def refit(params, p, gtol, f, g):
+        res = minimize(objective.value_grad, params, args=(p,), method="L-BFGS-B",
+                       jac=True, options={**options, "gtol": gtol})
+        return res.x, res.nit, res.fun
+
+    return _replay(objective, width, tol, refit)
 
 
 #: Largest ``n_samples * n_params**2`` of a path's last refit for the exact-Hessian replay.
@@ -109,19 +124,14 @@ def _exact_replay(objective, width, tol, max_iter):
     """
     from mcsparse.solvers._refit import CarriedCurvature, solve
 
-    k, p = objective.n_scores, 0
-    params = np.zeros(objective.n_intercept)
-    n_iter = 0
-    for w in [0] + list(width):
-        p += w
-        params = np.concatenate([params, np.zeros(k * w)])
-        f, g = objective.value_grad(params, p)
+    def refit(params, p, gtol, f, g):
         curvature = CarriedCurvature()
         curvature.reset(objective, p, 0.0)
-        res = solve(objective, params, p, gtol=tol * f, max_iter=max_iter,
+        res = solve(objective, params, p, gtol=gtol, max_iter=max_iter,
                     curvature=curvature, f=f, g=g)
-        params, n_iter, fun = res.params, n_iter + res.n_iter, res.value
-    return n_iter, fun
+        return res.params, res.n_iter, res.value
+
+    return _replay(objective, width, tol, refit)
 
 
 class RefitEngine(Benchmark):
