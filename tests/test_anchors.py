@@ -52,6 +52,43 @@ def test_training_columns_equal_transform_on_training_data():
     assert np.all(block[~inside] == 0)
 
 
+def test_training_rows_are_the_training_columns_without_a_copy():
+    X, _ = _digits()
+    family = _family(X)
+    for j in (0, 5, 31, 12):
+        rows, values = family.training_rows(j)
+        assert rows.dtype == np.intp and np.all(np.diff(rows) > 0)
+        assert rows.size == family.ball_sizes_[j // 4, j % 4]
+        assert not values.flags.writeable and values.shape == (400, 17)
+        block = np.zeros((400, 17))
+        block[rows] = values[rows]
+        np.testing.assert_array_equal(block, family.training_columns([j]))
+    assert np.shares_memory(family.training_rows(3)[1], family.training_rows(7)[1])
+    with pytest.raises(ValueError, match=r"\[0, 32\)"):
+        family.training_rows(32)
+    family.end_scan([0])
+    with pytest.raises(RuntimeError, match="ended its scan"):
+        family.training_rows(0)
+
+
+def test_path_with_shared_pieces_equals_the_path_with_copied_pieces(monkeypatch):
+    """Pieces stored by reference (put_rows) or as copies of their rows: the same fit."""
+    from mcsparse.solvers._design import SelectedColumns
+
+    X, y = _digits(500)
+    fits = []
+    for shared in (True, False):
+        if not shared:
+            monkeypatch.delattr(SelectedColumns, "put_rows")
+        clf = ShareBoostClassifier(n_features_to_select=5, alpha=1e-3,
+                                   features=_family(X, n_anchors=20, n_radii=5,
+                                                    quantile_range=(0.05, 0.5)))
+        fits.append(clf.fit(X, y))
+    np.testing.assert_array_equal(fits[0].selected_features_, fits[1].selected_features_)
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(fits[0].train_loss_, fits[1].train_loss_, rtol=1e-10)
+
+
 @pytest.mark.parametrize("n_jobs", [None, 2])
 def test_group_scores_equal_brute_force(n_jobs):
     X, _ = _digits()

@@ -145,6 +145,139 @@ def test_group_products_match_twins(n, widths, rows_per_group, r):
         assert np.array_equal(out[:2], start[:2])
 
 
+@pytest.mark.parametrize("n, widths, rows_per_group", [
+    (0, [3], [0]), (1, [1], [1]), (5, [1, 4, 2], [5, 0, 3]),
+    (600, [51, 7, 51], [255, 256, 257]), (2000, [51, 51, 2], [513, 1999, 1000]),
+])
+@pytest.mark.parametrize("r", [1, 10])
+def test_indexed_group_products_match_twins_and_the_copied_groups(n, widths,
+                                                                   rows_per_group, r):
+    """Groups that share one matrix (values[rows]) give the products of copied rows."""
+    rng = np.random.default_rng(n + r)
+    groups, p = _groups(n, widths, rows_per_group, rng)
+    shared = [rng.standard_normal((n, width)) for width in widths]
+    indexed = [(first, rows, base, True) for (first, rows, _), base in zip(groups, shared)]
+    copied = [(first, rows, np.ascontiguousarray(base[rows]))
+              for (first, rows, _), base in zip(groups, shared)]
+    for cut in (p, p - widths[-1]):  # chunks of 256 rows: 255, 256, 257, 513 rows
+        for kernel, twin, arg_rows, out_rows in ((groups_matmul, groups_matmul_numpy, cut, n),
+                                                 (groups_rmatmul, groups_rmatmul_numpy, n, cut)):
+            arg = rng.standard_normal((arg_rows, r))
+            start = rng.standard_normal((out_rows, r))
+            results = []
+            for these, product in ((indexed, kernel), (indexed, twin), (copied, kernel)):
+                out = start.copy()
+                product(these, arg, out)
+                results.append(out)
+            for other in results[1:]:
+                np.testing.assert_allclose(results[0], other, rtol=1e-12, atol=1e-12)
+
+
+def _store_pair(n, rows, values, n_threads=1, row_block=700, dense_first=True):
+    """Two stores with a dense column then one group: put_rows and put of its block."""
+    rng = np.random.default_rng(3)
+    dense = rng.standard_normal((n, 1))
+    stores = []
+    for by_rows in (True, False):
+        store = SelectedColumns(n, 8, n_threads=n_threads, row_block=row_block)
+        if dense_first:
+            store.put(dense, 0, center=True)
+        start = store.n_columns
+        if by_rows:
+            store.put_rows(rows, values, start, center=True)
+        else:
+            block = np.zeros_like(values)
+            block[rows] = values[rows]
+            store.put(block, start, center=True)
+        stores.append(store)
+    return stores
+
+
+@pytest.mark.parametrize("n_inside", [0, 1, 699, 1000, 1500])
+def test_store_put_rows_equals_put_of_the_block(n_inside):
+    """A group given as rows of a shared matrix: the same columns, products and pass."""
+    rng = np.random.default_rng(n_inside)
+    n, k = 3000, 4
+    values = rng.standard_normal((n, 6))
+    rows = np.sort(rng.choice(n, size=n_inside, replace=False))
+    by_rows, by_block = _store_pair(n, rows, values)
+    assert by_rows.n_groups == by_block.n_groups == 1
+    # the groups read the shared matrix: no copy of its rows
+    assert all(np.shares_memory(b.groups[0][2], values) for b in by_rows._blocks)
+    np.testing.assert_array_equal(by_rows.shift, by_block.shift)
+    np.testing.assert_array_equal(by_rows.scale, by_block.scale)
+    for j in range(by_rows.n_columns):
+        np.testing.assert_array_equal(by_rows.column(j), by_block.column(j))
+    p = by_rows.n_columns
+    Vt, M = rng.standard_normal((p, k)), rng.standard_normal((n, k))
+    np.testing.assert_allclose(by_rows.matmul(Vt, np.empty((n, k))),
+                               by_block.matmul(Vt, np.empty((n, k))), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(by_rows.rmatmul(M, p), by_block.rmatmul(M, p),
+                               rtol=1e-12, atol=1e-12)
+    y = rng.integers(0, k, n).astype(np.intp)
+    out = []
+    for store in (by_rows, by_block):
+        scores, residual = np.empty((n, k)), np.empty((n, k))
+        out.append(store.value_grad(Vt, np.zeros(k), MulticlassLogisticLoss(), y, None,
+                                    scores, residual))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_store_put_rows_stores_wide_groups_and_single_columns_as_put_does():
+    """Over half of the samples, or one column: dense and centred, as ``put`` stores them."""
+    rng = np.random.default_rng(0)
+    n = 400
+    for rows, width in ((np.arange(0, n, 2), 3), (np.arange(201), 3),  # half: a group
+                        (np.arange(10), 1)):
+        values = rng.standard_normal((n, width))
+        by_rows, by_block = _store_pair(n, rows, values)
+        assert by_rows.n_groups == by_block.n_groups
+        np.testing.assert_array_equal(by_rows.shift, by_block.shift)
+        for j in range(by_rows.n_columns):
+            np.testing.assert_array_equal(by_rows.column(j), by_block.column(j))
+    assert by_rows.n_groups == 0
+
+
+def test_store_put_rows_results_do_not_depend_on_threads():
+    rng = np.random.default_rng(0)
+    n, k = 3000, 3
+    values = rng.standard_normal((n, 5))
+    results = []
+    for n_threads in (1, 2):
+        store = SelectedColumns(n, 20, n_threads=n_threads, row_block=700)
+        for first in range(0, 20, 5):
+            rows = np.sort(np.random.default_rng(first).choice(n, size=900, replace=False))
+            store.put_rows(rows, values, first)
+        Vt, M = np.ones((20, k)), np.random.default_rng(1).standard_normal((n, k))
+        results.append((store.matmul(Vt, np.empty((n, k))), store.rmatmul(M, 20)))
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("rows, values, error, match", [
+    (np.array([3, 1]), None, ValueError, "increasing"),
+    (np.array([1, 1]), None, ValueError, "increasing"),
+    (np.array([-1, 2]), None, ValueError, "increasing sample indices"),
+    (np.array([2, 10]), None, ValueError, r"in \[0, 10\)"),
+    (np.array([0.0, 1.0]), None, TypeError, "integers"),
+    (np.array([True, False]), None, TypeError, "integers"),
+    (np.array([[0, 1]]), None, ValueError, "1-D"),
+    (np.array([0]), np.ones((10, 3), np.float32), TypeError, "float64"),
+    (np.array([0]), np.ones((3, 10)).T, TypeError, "C-contiguous"),
+    (np.array([0]), np.ones(10), TypeError, "2-D"),
+    (np.array([0]), np.ones((9, 3)), ValueError, "n_samples"),
+    (np.array([0]), np.full((10, 3), np.nan), ValueError, "NaN"),
+    (np.array([0]), np.full((10, 3), np.inf), ValueError, "infinity"),
+])
+def test_store_put_rows_refuses_bad_input(rows, values, error, match):
+    store = SelectedColumns(10, 4)
+    store.put(np.ones((10, 1)), 0)
+    with pytest.raises(error, match=match):
+        store.put_rows(rows, np.ones((10, 3)) if values is None else values, 1)
+    assert store.n_columns == 1 and store.n_groups == 0  # nothing half-stored
+
+
 def test_group_products_hold_temporary_buffers_and_count_repeated_rows():
     """A group whose items are temporaries is read while alive; a repeated row adds twice."""
     big = 1 << 16
@@ -221,6 +354,15 @@ def test_group_products_release_the_gil_and_thread_deterministically():
      ValueError, "group 0: rows must be a 1-D intp array"),
     (lambda g, V, o: groups_matmul([(0, np.array([0]), np.ones((2, 1, 1)))], V, o),
      ValueError, "group 0: rows must be"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0, 4]), np.ones((4, 2)), True)], V, o),
+     ValueError, "indexed but has row 4 outside its 4 rows"),
+    (lambda g, V, o: groups_rmatmul([(0, np.array([3]), np.ones((2, 2)), True)],
+                                    np.ones((5, 2)), np.empty((3, 2))),
+     ValueError, "indexed but has row 3"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0]), np.ones((1, 2)), 1)], V, o),
+     ValueError, "indexed: bool"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0]), np.ones((1, 2)), True, 0)], V, o),
+     ValueError, "group 0 must be a"),
 ])
 def test_group_products_refuse_bad_groups(call, error, match):
     groups = [(0, np.array([0, 4], dtype=np.intp), np.ones((2, 2)))]

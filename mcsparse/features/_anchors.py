@@ -588,6 +588,32 @@ class AnchorPoints(CandidateFeatures):
             out[rows, c * width : (c + 1) * width] = self._X_fit[rows]
         return out
 
+    def training_rows(self, j):
+        """Group ``j`` on the training data as (ball rows, ``[X, 1]``), without a copy.
+
+        The group's columns ``training_columns([j])`` are ``values[rows]`` on
+        ``rows`` and zero elsewhere: ShareBoost's column store keeps the row
+        indices and shares ``values`` among all selected pieces.
+
+        Parameters
+        ----------
+        j : int
+            Candidate ``a * n_radii + b``.
+
+        Returns
+        -------
+        rows : ndarray of shape (n_inside,), intp
+            The training samples inside the ball, increasing.
+        values : ndarray of shape (n_samples, n_features + 1), float64
+            The training data with a column of ones (read-only view).
+        """
+        self._check_scanning()
+        a, b = divmod(int(self._check_ids([j], self.n_candidates_)[0]), self.n_radii)
+        rows = np.sort(self._order[a, : self.ball_sizes_[a, b]]).astype(np.intp)
+        values = self._X_fit.view()
+        values.flags.writeable = False
+        return rows, values
+
     def end_scan(self, ids):
         """Free the sorted samples; the anchors and radii stay for prediction.
 

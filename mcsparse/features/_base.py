@@ -51,6 +51,15 @@ class CandidateFeatures(BaseEstimator):
         side, ``(n_samples, sum of the widths)``. ShareBoost adds a whole
         group per round.
 
+    A family whose groups are row subsets of one matrix may also give
+
+    ``training_rows(j)``
+        ``(rows, values)``: candidate ``j``'s training columns are
+        ``values[rows]`` on the increasing intp ``rows`` and zero elsewhere,
+        ``values`` of shape (n_samples, width), float64, C order. ShareBoost's
+        column store then keeps the rows and shares ``values`` (the anchor
+        pieces of ``[X, 1]``) instead of copying each group's rows.
+
     Families are scikit-learn estimators, so their parameters are nested
     parameters of the classifier (``features__...``).
 

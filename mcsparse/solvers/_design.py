@@ -14,7 +14,10 @@ half the memory traffic), float64 otherwise, centred on the fly or stored
 centred (:mod:`mcsparse.solvers._objective_fast`). A group whose columns are
 zero on most samples, such as an anchor point's piece ``1[||x - v|| <= r]
 [x, 1]`` (§4.2), is kept as its non-zero rows only: the products then cost
-``O(rows * width * n_scores)`` for it.
+``O(rows * width * n_scores)`` for it. Groups that are row subsets of one
+matrix (the anchor pieces of ``[X, 1]``) keep their row indices and share
+that matrix (``put_rows``): no copy of their values, which would hold about
+half of the training data per piece.
 
 :class:`SparseColumns` is the fixed, possibly sparse, design of the
 mixed-norm path.
@@ -73,13 +76,21 @@ def dense_value_grad_numpy(X, shift, p, Wt, intercept, y, sample_weight, margin,
             residual.sum(axis=0))
 
 
+def _group_parts(group):
+    """``(first, rows, values of the rows)`` of a group, indexed or not."""
+    first, rows, values, *indexed = group
+    return first, rows, values[rows] if indexed and indexed[0] else values
+
+
 def groups_matmul_numpy(groups, Vt, out):
     """NumPy twin of ``groups_matmul``: ``out[rows] += values @ Vt[first:first + width]``.
 
-    A repeated row adds once per occurrence (``np.add.at``), as in the kernel.
+    A repeated row adds once per occurrence (``np.add.at``), as in the kernel;
+    an indexed group's values are ``values[rows]``.
     """
     p = Vt.shape[0]
-    for first, rows, values in groups:
+    for group in groups:
+        first, rows, values = _group_parts(group)
         if first < p:
             np.add.at(out, rows, values @ Vt[first:first + values.shape[1]])
 
@@ -87,7 +98,8 @@ def groups_matmul_numpy(groups, Vt, out):
 def groups_rmatmul_numpy(groups, M, out):
     """NumPy twin of ``groups_rmatmul``: ``out[first:first + width] = values.T @ M[rows]``."""
     p = out.shape[0]
-    for first, rows, values in groups:
+    for group in groups:
+        first, rows, values = _group_parts(group)
         if first < p:
             out[first:first + values.shape[1]] = values.T @ M[rows]
 
@@ -114,7 +126,21 @@ class _RowBlock:
     def __init__(self, start, stop, capacity, dtype):
         self.start, self.stop = start, stop
         self.dense = np.zeros((stop - start, capacity), dtype=dtype, order="F")
-        self.groups = []  # (first column, local rows, values (len(rows), width))
+        # (first column, local rows, values (len(rows), width)), or
+        # (first column, local rows, shared values (n_rows, width), True)
+        self.groups = []
+
+
+def _check_rows(rows, n_samples):
+    """``rows`` as increasing intp indices in ``[0, n_samples)``, or a ValueError/TypeError."""
+    rows = np.asarray(rows)
+    if rows.dtype == bool or rows.dtype.kind not in "iu":
+        raise TypeError(f"rows must hold integers, got dtype {rows.dtype}")
+    if rows.ndim != 1:
+        raise ValueError(f"rows must be 1-D, got shape {rows.shape}")
+    if rows.size and (rows[0] < 0 or rows[-1] >= n_samples or np.any(np.diff(rows) <= 0)):
+        raise ValueError(f"rows must be increasing sample indices in [0, {n_samples})")
+    return rows.astype(np.intp, copy=False)
 
 
 def check_block(block, start, n_samples, n_columns):
@@ -255,10 +281,56 @@ class SelectedColumns:
                          else np.zeros(width))
             shift = np.asarray(shift, dtype=np.float64).reshape(width)
             self._put_dense(block, shift, start)
-        scale = np.abs(block - shift).max(axis=0, initial=0.0)
+        self._append_scales(shift, np.abs(block - shift).max(axis=0, initial=0.0), start)
+
+    def _append_scales(self, shift, scale, start):
         self.shift = np.concatenate([self.shift[:start], shift])
         self.scale = np.concatenate([self.scale[:start], scale])
-        self.n_columns = start + width
+        self.n_columns = start + shift.size
+
+    def put_rows(self, rows, values, start, *, center=False, sample_weight=None):
+        """Store the group equal to ``values`` on ``rows`` and zero elsewhere, from ``start``.
+
+        The same columns as ``put`` of the dense block, but a row-sparse group
+        keeps references to ``values`` (one view per row block) instead of a
+        copy of its rows: the groups of a family whose candidates are row
+        subsets of one matrix (the anchor pieces' ``[X, 1]``, §4.2) share it.
+        A group on more than half of the samples, or a single column, is
+        stored dense through ``put``, as ``put`` would store it.
+
+        Parameters
+        ----------
+        rows : ndarray of shape (n_rows,)
+            Increasing sample indices, integers in ``[0, n_samples)``.
+        values : ndarray of shape (n_samples, width)
+            Finite reals, float64 and C-contiguous (read, not copied).
+        start : int
+            Index of the first column, at most ``n_columns``.
+        center, sample_weight
+            As in ``put``, for a group stored dense.
+
+        Raises
+        ------
+        ValueError, TypeError
+            If ``rows`` is not increasing in range or ``values`` is not a
+            finite float64 C-contiguous (n_samples, width) array.
+        """
+        rows = _check_rows(rows, self.n_samples)
+        if not (isinstance(values, np.ndarray) and values.dtype == np.float64
+                and values.flags.c_contiguous and values.ndim == 2):
+            raise TypeError("values must be a C-contiguous 2-D float64 array")
+        values = check_block(values, start, self.n_samples, self.n_columns)
+        width = values.shape[1]
+        if width < 2 or rows.size > SPARSE_ROW_FRACTION * self.n_samples:
+            block = np.zeros_like(values)
+            block[rows] = values[rows]
+            return self.put(block, start, center=center, sample_weight=sample_weight)
+        self._truncate(start)
+        for b in self._blocks:
+            lo, hi = np.searchsorted(rows, [b.start, b.stop])
+            b.groups.append((start, rows[lo:hi] - b.start, values[b.start:b.stop], True))
+        self._append_scales(np.zeros(width), np.abs(values[rows]).max(axis=0, initial=0.0),
+                            start)
 
     def _put_group(self, block, rows, start):
         for b in self._blocks:
@@ -327,7 +399,8 @@ class SelectedColumns:
                 out -= self.shift[j]
             return out
         for b in self._blocks:
-            for first, rows, values in b.groups:
+            for group in b.groups:
+                first, rows, values = _group_parts(group)
                 if first <= j < first + values.shape[1]:
                     out[b.start + rows] = values[:, j - first]
         return out

@@ -13,6 +13,7 @@
 
 from libc.limits cimport INT_MAX
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
@@ -277,24 +278,33 @@ def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weigh
 
 # -- row-sparse groups ---------------------------------------------------------------
 #
-# A group is a tuple (first, rows, values): columns first .. first + width of the
-# store, non-zero on the local ``rows`` (intp, in [0, n_rows); a repeated row
-# counts once per occurrence, as in a sparse matrix with duplicates) only, with
-# ``values`` (len(rows), width) float64, C order. The products gather or scatter
-# the rows in C and multiply by dgemm, all without the GIL, so that the row blocks
-# of a store run side by side on threads.
+# A group is a tuple (first, rows, values) or (first, rows, values, indexed):
+# columns first .. first + width of the store, non-zero on the local ``rows``
+# (intp, in [0, n_rows); a repeated row counts once per occurrence, as in a sparse
+# matrix with duplicates) only. ``values`` is float64, C order, of width columns:
+# row i of the group is values[i] (a copy of the group's rows, len(rows) x width),
+# or, when ``indexed`` is true, values[rows[i]] (a matrix the group shares with
+# others, such as the training data of every anchor piece: no copy). The products
+# run over CHUNK_ROWS rows at a time: an indexed chunk is gathered into a buffer
+# that stays in L2, the scores are scattered and the rows of M gathered in C, and
+# each chunk is one dgemm, all without the GIL, so that the row blocks of a store
+# run side by side on threads.
+
+cdef enum:
+    CHUNK_ROWS = 256
 
 cdef struct _Group:
     intp_t first
     intp_t n_rows
     intp_t width
+    bint indexed
     const intp_t* rows
     const double* values
 
 
 cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t* count,
-                          intp_t* max_rows) except NULL:
-    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_rows`` set.
+                          intp_t* max_width) except NULL:
+    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_width`` set.
 
     ``keep`` receives the buffers the pointers read: the caller holds it until the
     computation ends (a group's items may be temporaries).
@@ -303,16 +313,25 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
     cdef _Group* packed = <_Group*> malloc((len(items) + 1) * sizeof(_Group))
     cdef const intp_t[::1] rows
     cdef const double[:, ::1] values
-    cdef intp_t i, j = 0, first, r
+    cdef intp_t i, j = 0, first, r, n_values
+    cdef bint indexed
     if packed == NULL:
         raise MemoryError()
-    max_rows[0] = 0
+    max_width[0] = 0
     try:
         for i in range(len(items)):
             try:
-                first_obj, rows_obj, values_obj = items[i]
+                item = tuple(items[i])
+                if len(item) == 3:
+                    (first_obj, rows_obj, values_obj), indexed = item, False
+                else:
+                    first_obj, rows_obj, values_obj, indexed_obj = item
+                    if not isinstance(indexed_obj, (bool, np.bool_)):
+                        raise ValueError
+                    indexed = indexed_obj
             except (TypeError, ValueError):
-                raise ValueError(f"group {i} must be a (first, rows, values) triple, got "
+                raise ValueError(f"group {i} must be a (first, rows, values) triple or a "
+                                 f"(first, rows, values, indexed: bool) tuple, got "
                                  f"{type(items[i]).__name__}") from None
             if isinstance(first_obj, bool) or not isinstance(first_obj, (int, np.integer)):
                 raise TypeError(f"group {i}: first must be an integer, got "
@@ -330,7 +349,8 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
                                  f"2-D C-contiguous float64 array ({exc})") from None
             keep.append(rows)
             keep.append(values)
-            if values.shape[0] != rows.shape[0]:
+            n_values = values.shape[0]
+            if not indexed and n_values != rows.shape[0]:
                 raise ValueError(f"group {i} has {rows.shape[0]} rows but values of "
                                  f"shape ({values.shape[0]}, {values.shape[1]})")
             if values.shape[0] > INT_MAX or values.shape[1] > INT_MAX:
@@ -342,13 +362,17 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
             for r in range(rows.shape[0]):
                 if rows[r] < 0 or rows[r] >= n_out:
                     raise ValueError(f"group {i} has row {rows[r]} outside [0, {n_out})")
+                if indexed and rows[r] >= n_values:
+                    raise ValueError(f"group {i} is indexed but has row {rows[r]} outside "
+                                     f"its {n_values} rows of values")
             packed[j].first = first
             packed[j].n_rows = rows.shape[0]
             packed[j].width = values.shape[1]
+            packed[j].indexed = indexed
             packed[j].rows = &rows[0] if rows.shape[0] else NULL
             packed[j].values = &values[0, 0] if values.shape[0] and values.shape[1] else NULL
-            if rows.shape[0] > max_rows[0]:
-                max_rows[0] = rows.shape[0]
+            if values.shape[1] > max_width[0]:
+                max_width[0] = values.shape[1]
             j += 1
     except BaseException:
         free(packed)
@@ -358,17 +382,35 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
 
 
 cdef _Group* _prepare(list groups, intp_t p, intp_t n_out, intp_t r, str name, list keep,
-                      intp_t* count, double** tmp) except NULL:
-    """The packed groups (see :func:`_pack_groups`) and a scratch of max rows x ``r``."""
-    cdef intp_t max_rows
+                      intp_t* count, double** xbuf, double** tmp) except NULL:
+    """The packed groups (:func:`_pack_groups`) and scratch buffers of CHUNK_ROWS rows.
+
+    ``xbuf`` holds a chunk of gathered values (CHUNK_ROWS x max width), ``tmp`` a
+    chunk of scores or rows of M (CHUNK_ROWS x ``r``).
+    """
+    cdef intp_t max_width
     if r > INT_MAX:
         raise ValueError(f"{name} has {r} columns, more than BLAS's {INT_MAX}")
-    cdef _Group* packed = _pack_groups(groups, p, n_out, keep, count, &max_rows)
-    tmp[0] = <double*> malloc((max_rows * r + 1) * sizeof(double))
-    if tmp[0] == NULL:
+    cdef _Group* packed = _pack_groups(groups, p, n_out, keep, count, &max_width)
+    xbuf[0] = <double*> malloc((CHUNK_ROWS * max_width + 1) * sizeof(double))
+    tmp[0] = <double*> malloc((CHUNK_ROWS * r + 1) * sizeof(double))
+    if xbuf[0] == NULL or tmp[0] == NULL:
+        free(xbuf[0])
+        free(tmp[0])
         free(packed)
         raise MemoryError()
     return packed
+
+
+cdef inline const double* _chunk_values(const _Group* g, intp_t j0, intp_t m,
+                                        double* xbuf) noexcept nogil:
+    """The values of the group's rows ``j0 .. j0 + m`` (m x width, C order)."""
+    cdef intp_t i, w = g.width
+    if not g.indexed:
+        return g.values + j0 * w
+    for i in range(m):
+        memcpy(xbuf + i * w, g.values + g.rows[j0 + i] * w, w * sizeof(double))
+    return xbuf
 
 
 def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
@@ -377,34 +419,44 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
 
     Parameters
     ----------
-    groups : list of (int, ndarray, ndarray)
-        ``(first, rows, values)``; ``rows`` intp, ``values`` (len(rows),
-        width) float64, C order.
+    groups : list of tuple
+        ``(first, rows, values)`` or ``(first, rows, values, indexed)``;
+        ``rows`` intp, ``values`` float64, C order, (len(rows), width), or
+        indexed by ``rows`` when ``indexed`` is true.
     Vt : ndarray of shape (p, r), float64, C order
     out : ndarray of shape (n_rows, r), float64, C order, added to
     """
-    cdef intp_t p = Vt.shape[0], count, g, i, c
-    cdef int r_ = <int> Vt.shape[1], n_, w_, ldv = <int> Vt.shape[1]
+    cdef intp_t p = Vt.shape[0], count, g, i, c, j0, m
+    cdef int r_ = <int> Vt.shape[1], m_, w_, ldv = <int> Vt.shape[1]
     cdef double one = 1.0, zero = 0.0
+    cdef double* xbuf
     cdef double* tmp
+    cdef const double* x
     cdef const intp_t* rows
     if out.shape[1] != Vt.shape[1]:
         raise ValueError("Vt and out have different numbers of columns")
     cdef list keep = []
     cdef _Group* packed = _prepare(groups, p, out.shape[0], Vt.shape[1], "Vt", keep,
-                                   &count, &tmp)
+                                   &count, &xbuf, &tmp)
     with nogil:
         for g in range(count):
-            n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
-            if n_ == 0 or r_ == 0 or w_ == 0:
+            w_ = <int> packed[g].width
+            if r_ == 0 or w_ == 0:
                 continue
-            # tmp.T (r x n) = Vt[first:].T (r x w) @ values.T (w x n)
-            dgemm("N", "N", &r_, &n_, &w_, &one, <double*> &Vt[packed[g].first, 0], &ldv,
-                  <double*> packed[g].values, &w_, &zero, tmp, &r_)
             rows = packed[g].rows
-            for i in range(n_):
-                for c in range(r_):
-                    out[rows[i], c] += tmp[i * r_ + c]
+            j0 = 0
+            while j0 < packed[g].n_rows:
+                m = min(<intp_t> CHUNK_ROWS, packed[g].n_rows - j0)
+                m_ = <int> m
+                x = _chunk_values(&packed[g], j0, m, xbuf)
+                # tmp.T (r x m) = Vt[first:].T (r x w) @ x.T (w x m)
+                dgemm("N", "N", &r_, &m_, &w_, &one, <double*> &Vt[packed[g].first, 0],
+                      &ldv, <double*> x, &w_, &zero, tmp, &r_)
+                for i in range(m):
+                    for c in range(r_):
+                        out[rows[j0 + i], c] += tmp[i * r_ + c]
+                j0 += m
+    free(xbuf)
     free(tmp)
     free(packed)
 
@@ -415,38 +467,49 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
 
     Parameters
     ----------
-    groups : list of (int, ndarray, ndarray)
+    groups : list of tuple
         As in :func:`groups_matmul`.
     M : ndarray of shape (n_rows, r), float64, C order
     out : ndarray of shape (p, r), float64, C order; the groups' rows of it
         are overwritten, the others left as they are
     """
-    cdef intp_t p = out.shape[0], count, g, i, c
-    cdef int r_ = <int> M.shape[1], n_, w_
-    cdef double one = 1.0, zero = 0.0
+    cdef intp_t p = out.shape[0], count, g, i, c, j0, m
+    cdef int r_ = <int> M.shape[1], m_, w_
+    cdef double one = 1.0, zero = 0.0, beta
+    cdef double* xbuf
     cdef double* tmp
+    cdef const double* x
     cdef const intp_t* rows
     if out.shape[1] != M.shape[1]:
         raise ValueError("M and out have different numbers of columns")
     cdef list keep = []
     cdef _Group* packed = _prepare(groups, p, M.shape[0], M.shape[1], "M", keep,
-                                   &count, &tmp)
+                                   &count, &xbuf, &tmp)
     with nogil:
         for g in range(count):
-            n_, w_ = <int> packed[g].n_rows, <int> packed[g].width
+            w_ = <int> packed[g].width
             if r_ == 0 or w_ == 0:
                 continue
-            if n_ == 0:
+            if packed[g].n_rows == 0:
                 for i in range(packed[g].first, packed[g].first + w_):
                     for c in range(r_):
                         out[i, c] = 0.0
                 continue
             rows = packed[g].rows
-            for i in range(n_):
-                for c in range(r_):
-                    tmp[i * r_ + c] = M[rows[i], c]
-            # out[first:].T (r x w) = tmp.T (r x n) @ values (n x w)
-            dgemm("N", "T", &r_, &w_, &n_, &one, tmp, &r_, <double*> packed[g].values, &w_,
-                  &zero, &out[packed[g].first, 0], &r_)
+            beta = 0.0
+            j0 = 0
+            while j0 < packed[g].n_rows:
+                m = min(<intp_t> CHUNK_ROWS, packed[g].n_rows - j0)
+                m_ = <int> m
+                for i in range(m):
+                    for c in range(r_):
+                        tmp[i * r_ + c] = M[rows[j0 + i], c]
+                x = _chunk_values(&packed[g], j0, m, xbuf)
+                # out[first:].T (r x w) (+)= tmp.T (r x m) @ x (m x w)
+                dgemm("N", "T", &r_, &w_, &m_, &one, tmp, &r_, <double*> x, &w_,
+                      &beta, &out[packed[g].first, 0], &r_)
+                beta = 1.0
+                j0 += m
+    free(xbuf)
     free(tmp)
     free(packed)

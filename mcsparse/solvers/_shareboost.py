@@ -296,9 +296,23 @@ class _PathState:
         return self._block[1]
 
     def put(self, j, start):
-        """Store candidate ``j``'s training columns from column ``start`` on."""
-        self.columns.put(self.block(j), start, center=self.fit_intercept,
-                         sample_weight=self.sample_weight)
+        """Store candidate ``j``'s training columns from column ``start`` on.
+
+        A family that gives a candidate as rows of one matrix
+        (``training_rows``, the anchor pieces) has it stored by reference
+        where the store can (``put_rows``); others as its training block.
+        """
+        kw = dict(center=self.fit_intercept, sample_weight=self.sample_weight)
+        if hasattr(self.features, "training_rows") and hasattr(self.columns, "put_rows"):
+            rows, values = self.features.training_rows(j)
+            if np.shape(values) != (self.columns.n_samples, self.width(j)):
+                raise ValueError(
+                    f"{type(self.features).__name__}.training_rows({j}) gives values of "
+                    f"shape {np.shape(values)}, expected "
+                    f"({self.columns.n_samples}, {self.width(j)})")
+            self.columns.put_rows(rows, values, start, **kw)
+        else:
+            self.columns.put(self.block(j), start, **kw)
 
     def _signature(self, j):
         """Key of ``j``'s columns: equal columns give equal bytes (same products)."""
