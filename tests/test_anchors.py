@@ -66,6 +66,8 @@ def test_training_rows_are_the_training_columns_without_a_copy():
     assert np.shares_memory(family.training_rows(3)[1], family.training_rows(7)[1])
     with pytest.raises(ValueError, match=r"\[0, 32\)"):
         family.training_rows(32)
+    with pytest.raises(ValueError, match="one candidate id"):
+        family.training_rows([1])
     family.end_scan([0])
     with pytest.raises(RuntimeError, match="ended its scan"):
         family.training_rows(0)
@@ -87,6 +89,38 @@ def test_path_with_shared_pieces_equals_the_path_with_copied_pieces(monkeypatch)
     np.testing.assert_array_equal(fits[0].selected_features_, fits[1].selected_features_)
     np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(fits[0].train_loss_, fits[1].train_loss_, rtol=1e-10)
+
+
+def _shifted_rows(rows, values):
+    values = values + 1.0
+    values.flags.writeable = False
+    return rows, values
+
+
+@pytest.mark.parametrize("bad_rows, error, match", [
+    (lambda rows, values: (rows[:-1], values), ValueError, "disagrees with training_columns"),
+    (_shifted_rows, ValueError, "disagrees with training_columns"),
+    (lambda rows, values: (rows, values.copy()), ValueError,
+     r"Bad\.training_rows\(\d+\): values must be read-only"),
+    (lambda rows, values: (rows[::-1], values), ValueError,
+     r"training_rows\(\d+\): rows must be increasing"),
+    (lambda rows, values: (rows, values[:, :3]), ValueError, "gives values of shape"),
+    (lambda rows, values: None, ValueError, "must return a pair"),
+    (lambda rows, values: (rows, values, 0), ValueError, "must return a pair"),
+    (lambda rows, values: (rows + 10**6, values), ValueError, "do not index its values"),
+])
+def test_path_refuses_training_rows_that_are_not_the_training_columns(bad_rows, error, match):
+    """A family's rows and shared values are checked against its own training block."""
+
+    class Bad(AnchorPoints):
+        def training_rows(self, j):
+            return bad_rows(*super().training_rows(j))
+
+    X, y = _digits(300)
+    clf = ShareBoostClassifier(n_features_to_select=2, alpha=1e-3,
+                               features=Bad(n_anchors=10, n_radii=4, random_state=0))
+    with pytest.raises(error, match=match):
+        clf.fit(X, y)
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])

@@ -48,7 +48,9 @@ from mcsparse.features._stumps import scan_stumps_numpy
 from mcsparse.features._stumps_fast import scan_stumps
 from mcsparse.loss._multiclass_logistic import loss_gradient_numpy
 from mcsparse.loss._multiclass_logistic_fast import loss_gradient
+from mcsparse.solvers._design import groups_matmul_numpy, groups_rmatmul_numpy
 from mcsparse.solvers._mkl import link_coefficients, link_coefficients_numpy, mkl_epoch_numpy
+from mcsparse.solvers._objective_fast import groups_matmul, groups_rmatmul
 from mcsparse.solvers._mkl_fast import mkl_epoch
 
 DEBUG_BUILD = os.environ.get("MCSPARSE_CYTHON_DEBUG", "0") not in ("", "0")
@@ -380,6 +382,48 @@ def test_conv_max_float32_response_overflow_is_refused():
         rows, cols = np.array([[u]], np.float32), np.array([[v]], np.float32)
         with pytest.raises(ValueError, match="too large"):
             conv_max_features(images, templates, rows, cols)
+
+
+# ---------------------------------------------------------------------------
+# groups_matmul / groups_rmatmul (row-sparse groups, copied or indexed; float64)
+
+
+@FUZZ
+@given(n=st.sampled_from(SIZES + [255, 257, 600]), n_groups=st.sampled_from([0, 1, 2, 5]),
+       width=st.sampled_from([0, 1, 2, 51]), r=st.sampled_from([0, 1, 3, 10]),
+       scale=st.sampled_from(SCALES), kind=KINDS, indexed=st.sampled_from([None, False, True]),
+       seed=SEEDS)
+@example(n=600, n_groups=2, width=51, r=10, scale=1.0, kind="normal", indexed=True, seed=0)
+@example(n=257, n_groups=1, width=1, r=1, scale=1e308, kind="normal", indexed=None, seed=1)
+@example(n=0, n_groups=2, width=2, r=3, scale=1.0, kind="normal", indexed=True, seed=2)
+def test_fuzz_group_products(n, n_groups, width, r, scale, kind, indexed, seed):
+    """Groups of copied rows, or of rows indexed into a shared matrix (mixed when None)."""
+    rng = np.random.default_rng(seed)
+    shared = _values(rng, (n, width), scale, kind)
+    groups = []
+    for g in range(n_groups):
+        rows = np.sort(rng.choice(n, size=rng.integers(0, n + 1), replace=False)).astype(np.intp)
+        as_index = bool(rng.integers(2)) if indexed is None else indexed
+        groups.append((g * width, rows, shared, True) if as_index
+                      else (g * width, rows, np.ascontiguousarray(shared[rows])))
+    p = n_groups * width
+    eps = np.finfo(np.float64).eps
+    for kernel, twin, arg_rows, out_rows in ((groups_matmul, groups_matmul_numpy, p, n),
+                                             (groups_rmatmul, groups_rmatmul_numpy, n, p)):
+        arg = _values(rng, (arg_rows, r), scale, kind)
+        start = _values(rng, (out_rows, r), 1.0, "normal")
+        out, ref, bound = start.copy(), start.copy(), np.abs(start)
+        kernel(groups, arg, out)
+        with np.errstate(all="ignore"):
+            twin(groups, arg, ref)
+            twin([(g[0], g[1], np.abs(g[2]), *g[3:]) for g in groups], np.abs(arg), bound)
+        terms = max(n, width) + 8
+        # where a sum of |terms| overflows, the order of the sum decides between
+        # inf and NaN: compared only where it is finite
+        finite = np.isfinite(bound)
+        assert_twin(out[finite], ref[finite], rtol=terms * eps,
+                    atol=terms * eps * bound[finite], overflow_ok=np.array(True),
+                    what=kernel.__name__)
 
 
 # ---------------------------------------------------------------------------

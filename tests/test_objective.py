@@ -173,6 +173,11 @@ def test_indexed_group_products_match_twins_and_the_copied_groups(n, widths,
                 np.testing.assert_allclose(results[0], other, rtol=1e-12, atol=1e-12)
 
 
+def _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
 def _store_pair(n, rows, values, n_threads=1, row_block=700, dense_first=True):
     """Two stores with a dense column then one group: put_rows and put of its block."""
     rng = np.random.default_rng(3)
@@ -198,7 +203,7 @@ def test_store_put_rows_equals_put_of_the_block(n_inside):
     """A group given as rows of a shared matrix: the same columns, products and pass."""
     rng = np.random.default_rng(n_inside)
     n, k = 3000, 4
-    values = rng.standard_normal((n, 6))
+    values = _read_only(rng.standard_normal((n, 6)))
     rows = np.sort(rng.choice(n, size=n_inside, replace=False))
     by_rows, by_block = _store_pair(n, rows, values)
     assert by_rows.n_groups == by_block.n_groups == 1
@@ -230,7 +235,7 @@ def test_store_put_rows_stores_wide_groups_and_single_columns_as_put_does():
     n = 400
     for rows, width in ((np.arange(0, n, 2), 3), (np.arange(201), 3),  # half: a group
                         (np.arange(10), 1)):
-        values = rng.standard_normal((n, width))
+        values = _read_only(rng.standard_normal((n, width)))
         by_rows, by_block = _store_pair(n, rows, values)
         assert by_rows.n_groups == by_block.n_groups
         np.testing.assert_array_equal(by_rows.shift, by_block.shift)
@@ -242,7 +247,7 @@ def test_store_put_rows_stores_wide_groups_and_single_columns_as_put_does():
 def test_store_put_rows_results_do_not_depend_on_threads():
     rng = np.random.default_rng(0)
     n, k = 3000, 3
-    values = rng.standard_normal((n, 5))
+    values = _read_only(rng.standard_normal((n, 5)))
     results = []
     for n_threads in (1, 2):
         store = SelectedColumns(n, 20, n_threads=n_threads, row_block=700)
@@ -253,6 +258,12 @@ def test_store_put_rows_results_do_not_depend_on_threads():
         results.append((store.matmul(Vt, np.empty((n, k))), store.rmatmul(M, 20)))
     for a, b in zip(*results):
         assert np.array_equal(a, b)
+
+
+def _writeable_base_view():
+    view = np.ones((10, 3)).view()
+    view.flags.writeable = False  # read-only, but its base is not
+    return view
 
 
 @pytest.mark.parametrize("rows, values, error, match", [
@@ -266,16 +277,50 @@ def test_store_put_rows_results_do_not_depend_on_threads():
     (np.array([0]), np.ones((10, 3), np.float32), TypeError, "float64"),
     (np.array([0]), np.ones((3, 10)).T, TypeError, "C-contiguous"),
     (np.array([0]), np.ones(10), TypeError, "2-D"),
-    (np.array([0]), np.ones((9, 3)), ValueError, "n_samples"),
-    (np.array([0]), np.full((10, 3), np.nan), ValueError, "NaN"),
-    (np.array([0]), np.full((10, 3), np.inf), ValueError, "infinity"),
+    (np.array([0]), np.ones((10, 3)), ValueError, "read-only"),
+    (np.array([0]), _writeable_base_view(), ValueError, "read-only"),
+    (np.array([0]), _read_only(np.ones((9, 3))), ValueError, "n_samples"),
+    (np.array([0]), _read_only(np.full((10, 3), np.nan)), ValueError, "NaN"),
+    (np.array([0]), _read_only(np.full((10, 3), np.inf)), ValueError, "infinity"),
 ])
 def test_store_put_rows_refuses_bad_input(rows, values, error, match):
     store = SelectedColumns(10, 4)
     store.put(np.ones((10, 1)), 0)
+    values = _read_only(np.ones((10, 3))) if values is None else values
     with pytest.raises(error, match=match):
-        store.put_rows(rows, np.ones((10, 3)) if values is None else values, 1)
+        store.put_rows(rows, values, 1)
     assert store.n_columns == 1 and store.n_groups == 0  # nothing half-stored
+    store.put_rows([], _read_only(np.ones((10, 3))), 1)  # an empty group: [] is float
+    assert store.n_columns == 4 and store.n_groups == 1
+
+
+@pytest.mark.parametrize("start, weights, rows, error, match", [
+    (1.5, None, np.arange(3), TypeError, "start must be an integer"),
+    (np.float64(2.0), None, np.arange(3), TypeError, "start must be an integer"),
+    (True, None, np.arange(3), TypeError, "start must be an integer"),
+    (2, np.ones(9), np.arange(3), ValueError, r"shape \(10,\)"),
+    (2, np.ones(9), np.arange(8), ValueError, r"shape \(10,\)"),  # the dense route
+    (2, np.zeros(10), np.arange(8), ValueError, "positive sum"),
+    (2, np.full(10, np.nan), np.arange(3), ValueError, "finite"),
+    (2, -np.ones(10), np.arange(8), ValueError, "non-negative"),
+    (2, "garbage", np.arange(3), TypeError, "sample_weight must hold real numbers"),
+])
+def test_refused_puts_leave_the_store_as_it_was(start, weights, rows, error, match):
+    """Every check runs before the store changes: a refused put drops no column."""
+    store = SelectedColumns(10, 8, row_block=4)
+    store.put(np.arange(20.0).reshape(10, 2), 0, center=True)
+    store.put_rows(np.arange(4), _read_only(np.ones((10, 3))), 2)
+    before = (store.n_columns, store.n_groups, store.shift.copy(), store.scale.copy())
+    values = _read_only(np.arange(30.0).reshape(10, 3).copy())
+    block = np.zeros((10, 3))
+    block[rows] = values[rows]
+    for put in (lambda: store.put_rows(rows, values, start, center=True, sample_weight=weights),
+                lambda: store.put(block, start, center=True, sample_weight=weights)):
+        with pytest.raises(error, match=match):
+            put()
+        assert (store.n_columns, store.n_groups) == before[:2]
+        np.testing.assert_array_equal(store.shift, before[2])
+        np.testing.assert_array_equal(store.scale, before[3])
 
 
 def test_group_products_hold_temporary_buffers_and_count_repeated_rows():
@@ -363,6 +408,12 @@ def test_group_products_release_the_gil_and_thread_deterministically():
      ValueError, "indexed: bool"),
     (lambda g, V, o: groups_matmul([(0, np.array([0]), np.ones((1, 2)), True, 0)], V, o),
      ValueError, "group 0 must be a"),
+    (lambda g, V, o: groups_rmatmul([(0, None, np.ones((1, 2)), True)], np.ones((5, 2)),
+                                    np.empty((3, 2))), ValueError, "got None"),
+    (lambda g, V, o: groups_matmul([(0, np.array([0]), None, True)], V, o),
+     ValueError, "got None"),
+    (lambda g, V, o: groups_matmul(g, o[:3], o), ValueError, "overlap"),
+    (lambda g, V, o: groups_rmatmul(g, o, o[:3]), ValueError, "overlap"),
 ])
 def test_group_products_refuse_bad_groups(call, error, match):
     groups = [(0, np.array([0, 4], dtype=np.intp), np.ones((2, 2)))]

@@ -78,3 +78,69 @@ class AnchorGroupScoring(Benchmark):
         return self.cuts.size / self._best_time()
 
     track_groups_per_second.unit = "groups/s"
+
+
+class AnchorPiecesPass(Benchmark):
+    """One fused pass (scores, loss, gradient) over selected anchor pieces, two stores.
+
+    The late rounds of the Fig. 7 fit: 300 pieces ``1[||x - v|| <= r] [x,
+    1]`` of 60,000 samples x 51 columns (PCA-50 and the ones column), each
+    on 40 to 50% of the samples (the selected balls are nearly all the
+    largest), 10 classes, in ShareBoost's column store on two threads,
+    BLAS on one:
+
+    * ``shared``: the pieces as row indices into the one ``[X, 1]`` matrix
+      (``SelectedColumns.put_rows``, what ``AnchorPoints`` gives the path);
+    * ``copied``: each piece's rows copied into the store (``put`` of the
+      dense block), the store's way for groups of other families.
+
+    The balls are random row subsets here (the real ones are balls of
+    nearby digits; only the sizes matter to the products).
+    ``track_store_megabytes`` counts what the store holds for the pieces
+    beyond the shared matrix. Quick mode: 10,000 samples, 40 pieces.
+    """
+
+    param_names = ["storage"]
+    params = (["shared", "copied"],)
+    n_cols, n_classes = 51, 10
+    timeout = 1200
+
+    def setup(self, storage):
+        from mcsparse.solvers._design import SelectedColumns
+
+        n, n_pieces = (10_000, 40) if quick() else (60_000, 300)
+        rng = np.random.default_rng(0)
+        X1 = rng.standard_normal((n, self.n_cols))
+        X1[:, -1] = 1.0
+        self.store = SelectedColumns(n, n_pieces * self.n_cols, n_threads=2)
+        for t in range(n_pieces):
+            rows = np.flatnonzero(rng.random(n) < rng.uniform(0.4, 0.5))
+            if storage == "shared":
+                self.store.put_rows(rows, X1, t * self.n_cols)
+            else:
+                block = np.zeros_like(X1)
+                block[rows] = X1[rows]
+                self.store.put(block, t * self.n_cols)
+        self.Wt = 1e-3 * rng.standard_normal((n_pieces * self.n_cols, self.n_classes))
+        self.y = rng.integers(0, self.n_classes, n).astype(np.intp)
+        self.scores = np.empty((n, self.n_classes))
+        self.residual = np.empty((n, self.n_classes))
+        self._limits = threadpool_limits(limits=1, user_api="blas")
+
+    def teardown(self, storage):
+        self._limits.restore_original_limits()
+
+    def time_fused_pass(self, storage):
+        from mcsparse.loss import MulticlassLogisticLoss
+
+        self.store.value_grad(self.Wt, np.zeros(self.n_classes), MulticlassLogisticLoss(),
+                              self.y, None, self.scores, self.residual)
+
+    def track_store_megabytes(self, storage):
+        held = 0
+        for block in self.store._blocks:
+            for group in block.groups:
+                held += group[1].nbytes + (0 if len(group) == 4 else group[2].nbytes)
+        return held / 2**20
+
+    track_store_megabytes.unit = "MB"

@@ -605,14 +605,16 @@ class AnchorPoints(CandidateFeatures):
         rows : ndarray of shape (n_inside,), intp
             The training samples inside the ball, increasing.
         values : ndarray of shape (n_samples, n_features + 1), float64
-            The training data with a column of ones (read-only view).
+            The training data with a column of ones (read-only, the
+            family's own array: the same for every ``j``).
         """
         self._check_scanning()
+        if np.ndim(j) != 0:
+            raise ValueError(f"j must be one candidate id, got shape {np.shape(j)}")
         a, b = divmod(int(self._check_ids([j], self.n_candidates_)[0]), self.n_radii)
         rows = np.sort(self._order[a, : self.ball_sizes_[a, b]]).astype(np.intp)
-        values = self._X_fit.view()
-        values.flags.writeable = False
-        return rows, values
+        self._X_fit.flags.writeable = False  # shared by the store: nobody may change it
+        return rows, self._X_fit
 
     def end_scan(self, ids):
         """Free the sorted samples; the anchors and radii stay for prediction.

@@ -134,6 +134,8 @@ class _RowBlock:
 def _check_rows(rows, n_samples):
     """``rows`` as increasing intp indices in ``[0, n_samples)``, or a ValueError/TypeError."""
     rows = np.asarray(rows)
+    if rows.ndim == 1 and rows.size == 0:
+        return np.zeros(0, dtype=np.intp)
     if rows.dtype == bool or rows.dtype.kind not in "iu":
         raise TypeError(f"rows must hold integers, got dtype {rows.dtype}")
     if rows.ndim != 1:
@@ -152,9 +154,31 @@ def check_block(block, start, n_samples, n_columns):
             f"got {block.shape}")
     if not np.isfinite(block).all():
         raise ValueError("block contains NaN or infinity")
-    if not 0 <= start <= n_columns:
+    if not 0 <= check_int(start, "start") <= n_columns:
         raise ValueError(f"start={start} is outside [0, n_columns={n_columns}]")
     return block
+
+
+def _check_weights(sample_weight, n_samples):
+    """``sample_weight`` as finite non-negative float64 (n_samples,) with a positive sum."""
+    if sample_weight is None:
+        return None
+    w = _check_real_2d(np.reshape(sample_weight, (-1, 1)), "sample_weight")[:, 0]
+    if w.shape[0] != n_samples or np.ndim(sample_weight) != 1:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got "
+                         f"{np.shape(sample_weight)}")
+    if not np.isfinite(w).all() or (w < 0).any() or (n_samples and not w.sum() > 0):
+        raise ValueError("sample_weight must be finite, non-negative, with a positive sum")
+    return w
+
+
+def _writeable(array):
+    """Whether ``array`` or an array it views can be written to."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return True
+        array = array.base
+    return False
 
 
 class SelectedColumns:
@@ -265,7 +289,7 @@ class SelectedColumns:
             columns; ``center`` is then ignored).
         """
         block = check_block(block, start, self.n_samples, self.n_columns)
-        self._truncate(start)
+        sample_weight = _check_weights(sample_weight, self.n_samples)
         width = block.shape[1]
         rows = None
         if width > 1 and shift is None:
@@ -273,13 +297,18 @@ class SelectedColumns:
             if nonzero.size <= SPARSE_ROW_FRACTION * self.n_samples:
                 rows = nonzero
         if rows is not None:
-            self._put_group(block, rows, start)
             shift = np.zeros(width)
+        elif shift is None:
+            shift = (np.average(block, axis=0, weights=sample_weight) if center
+                     else np.zeros(width))
+        shift = np.asarray(shift, dtype=np.float64)
+        if shift.shape != (width,) or not np.isfinite(shift).all():
+            raise ValueError(f"shift must be {width} finite values, got shape {shift.shape}")
+        # every check is done: only now is the store changed
+        self._truncate(start)
+        if rows is not None:
+            self._put_group(block, rows, start)
         else:
-            if shift is None:
-                shift = (np.average(block, axis=0, weights=sample_weight) if center
-                         else np.zeros(width))
-            shift = np.asarray(shift, dtype=np.float64).reshape(width)
             self._put_dense(block, shift, start)
         self._append_scales(shift, np.abs(block - shift).max(axis=0, initial=0.0), start)
 
@@ -303,7 +332,8 @@ class SelectedColumns:
         rows : ndarray of shape (n_rows,)
             Increasing sample indices, integers in ``[0, n_samples)``.
         values : ndarray of shape (n_samples, width)
-            Finite reals, float64 and C-contiguous (read, not copied).
+            Finite reals, float64, C-contiguous and read-only, with every
+            array it views (kept by reference, not copied).
         start : int
             Index of the first column, at most ``n_columns``.
         center, sample_weight
@@ -312,14 +342,20 @@ class SelectedColumns:
         Raises
         ------
         ValueError, TypeError
-            If ``rows`` is not increasing in range or ``values`` is not a
-            finite float64 C-contiguous (n_samples, width) array.
+            If ``rows`` is not increasing in range, ``values`` is not a
+            finite, read-only float64 C-contiguous (n_samples, width) array,
+            or ``start`` or ``sample_weight`` is invalid; the store is then
+            left as it was.
         """
         rows = _check_rows(rows, self.n_samples)
         if not (isinstance(values, np.ndarray) and values.dtype == np.float64
                 and values.flags.c_contiguous and values.ndim == 2):
             raise TypeError("values must be a C-contiguous 2-D float64 array")
+        if _writeable(values):
+            raise ValueError("values must be read-only (it and the arrays it views): the "
+                             "store keeps a reference to it, not a copy; put stores a copy")
         values = check_block(values, start, self.n_samples, self.n_columns)
+        sample_weight = _check_weights(sample_weight, self.n_samples)
         width = values.shape[1]
         if width < 2 or rows.size > SPARSE_ROW_FRACTION * self.n_samples:
             block = np.zeros_like(values)

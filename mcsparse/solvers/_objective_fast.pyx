@@ -304,7 +304,10 @@ cdef struct _Group:
 
 cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t* count,
                           intp_t* max_width) except NULL:
-    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_width`` set.
+    """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_width``.
+
+    ``max_width`` is the largest width of an indexed group with rows (the
+    width of the gather buffer).
 
     ``keep`` receives the buffers the pointers read: the caller holds it until the
     computation ends (a group's items may be temporaries).
@@ -341,6 +344,8 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
             first = first_obj
             if first >= p:
                 continue
+            if rows_obj is None or values_obj is None:
+                raise ValueError(f"group {i}: rows and values must be arrays, got None")
             try:
                 rows = rows_obj
                 values = values_obj
@@ -371,8 +376,8 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
             packed[j].indexed = indexed
             packed[j].rows = &rows[0] if rows.shape[0] else NULL
             packed[j].values = &values[0, 0] if values.shape[0] and values.shape[1] else NULL
-            if values.shape[1] > max_width[0]:
-                max_width[0] = values.shape[1]
+            if indexed and rows.shape[0] and values.shape[1] > max_width[0]:
+                max_width[0] = values.shape[1]  # the gather buffer's width
             j += 1
     except BaseException:
         free(packed)
@@ -391,6 +396,7 @@ cdef _Group* _prepare(list groups, intp_t p, intp_t n_out, intp_t r, str name, l
     cdef intp_t max_width
     if r > INT_MAX:
         raise ValueError(f"{name} has {r} columns, more than BLAS's {INT_MAX}")
+
     cdef _Group* packed = _pack_groups(groups, p, n_out, keep, count, &max_width)
     xbuf[0] = <double*> malloc((CHUNK_ROWS * max_width + 1) * sizeof(double))
     tmp[0] = <double*> malloc((CHUNK_ROWS * r + 1) * sizeof(double))
@@ -400,6 +406,13 @@ cdef _Group* _prepare(list groups, intp_t p, intp_t n_out, intp_t r, str name, l
         free(packed)
         raise MemoryError()
     return packed
+
+
+cdef _check_distinct(a, out, str name):
+    """ValueError if ``a`` and ``out`` may overlap (the chunks would read what they wrote)."""
+    if np.may_share_memory(a, out):
+        raise ValueError(f"{name} and out overlap in memory: the products need distinct "
+                         "arrays")
 
 
 cdef inline const double* _chunk_values(const _Group* g, intp_t j0, intp_t m,
@@ -435,6 +448,7 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
     cdef const intp_t* rows
     if out.shape[1] != Vt.shape[1]:
         raise ValueError("Vt and out have different numbers of columns")
+    _check_distinct(Vt.base, out.base, "Vt")
     cdef list keep = []
     cdef _Group* packed = _prepare(groups, p, out.shape[0], Vt.shape[1], "Vt", keep,
                                    &count, &xbuf, &tmp)
@@ -482,6 +496,7 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
     cdef const intp_t* rows
     if out.shape[1] != M.shape[1]:
         raise ValueError("M and out have different numbers of columns")
+    _check_distinct(M.base, out.base, "M")
     cdef list keep = []
     cdef _Group* packed = _prepare(groups, p, M.shape[0], M.shape[1], "M", keep,
                                    &count, &xbuf, &tmp)

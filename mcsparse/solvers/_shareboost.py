@@ -303,16 +303,35 @@ class _PathState:
         where the store can (``put_rows``); others as its training block.
         """
         kw = dict(center=self.fit_intercept, sample_weight=self.sample_weight)
-        if hasattr(self.features, "training_rows") and hasattr(self.columns, "put_rows"):
-            rows, values = self.features.training_rows(j)
-            if np.shape(values) != (self.columns.n_samples, self.width(j)):
-                raise ValueError(
-                    f"{type(self.features).__name__}.training_rows({j}) gives values of "
-                    f"shape {np.shape(values)}, expected "
-                    f"({self.columns.n_samples}, {self.width(j)})")
+        if not (hasattr(self.features, "training_rows") and hasattr(self.columns, "put_rows")):
+            return self.columns.put(self.block(j), start, **kw)
+        name = f"{type(self.features).__name__}.training_rows({j})"
+        rows, values = self._training_rows(j, name)
+        try:
             self.columns.put_rows(rows, values, start, **kw)
-        else:
-            self.columns.put(self.block(j), start, **kw)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}: {exc}") from None
+
+    def _training_rows(self, j, name):
+        """Candidate ``j`` as ``(rows, values)``, checked against its training block."""
+        out = self.features.training_rows(j)
+        try:
+            rows, values = out
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must return a pair (rows, values), got "
+                             f"{type(out).__name__}") from None
+        if np.shape(values) != (self.columns.n_samples, self.width(j)):
+            raise ValueError(f"{name} gives values of shape {np.shape(values)}, expected "
+                             f"({self.columns.n_samples}, {self.width(j)})")
+        try:
+            expected = np.zeros(np.shape(values))
+            expected[rows] = np.asarray(values)[rows]
+        except (IndexError, TypeError, ValueError) as exc:
+            raise ValueError(f"{name} gives rows that do not index its values: {exc}") \
+                from None
+        if not np.array_equal(expected, self.block(j)):
+            raise ValueError(f"{name} disagrees with training_columns([{j}])")
+        return rows, values
 
     def _signature(self, j):
         """Key of ``j``'s columns: equal columns give equal bytes (same products)."""
