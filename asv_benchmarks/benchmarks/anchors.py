@@ -112,6 +112,7 @@ class AnchorPiecesPass(Benchmark):
         rng = np.random.default_rng(0)
         X1 = rng.standard_normal((n, self.n_cols))
         X1[:, -1] = 1.0
+        X1.flags.writeable = False  # shared by the store
         self.store = SelectedColumns(n, n_pieces * self.n_cols, n_threads=2)
         for t in range(n_pieces):
             rows = np.flatnonzero(rng.random(n) < rng.uniform(0.4, 0.5))
