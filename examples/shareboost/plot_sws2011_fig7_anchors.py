@@ -33,8 +33,9 @@ Each refit stops at a relative gradient tolerance ``tol=1e-3`` instead of
 the default 1e-4: on the split above (``alpha=1e-3``, 100 rounds, run one
 after the other, with the earlier L-BFGS-B refit) the held-out error was the
 same (3.30% against 3.33%) for 1.9 times less time (59 s against 113 s).
-The refits of the pieces, row-sparse blocks of up to 30,000 x 51 values
-each, and the scan of the 52,500 candidate groups share the fit time: on
+The refits of the pieces (balls of up to 30,000 digits, kept as row
+indices into the shared ``[X, 1]``) and the scan of the 52,500 candidate
+groups share the fit time: on
 all 60,000 digits the scan takes 2.9 s a round whatever the round (profile
 of the first 40 rounds), and late in the path a round takes about 10 s.
 
@@ -44,7 +45,7 @@ the numbers are given both at 250 pieces and at 250 distinct anchor points.
 
 **Full run** (``MCSPARSE_FULL=1 python
 examples/shareboost/plot_sws2011_fig7_anchors.py``, 2 cores, 63 min,
-5.4 GB peak memory): SVC (``gamma`` = 2 x scale, ``C=3``) 1.31% test error
+5.4 GB peak memory, before the pieces shared the training matrix): SVC (``gamma`` = 2 x scale, ``C=3``) 1.31% test error
 with 13,767 support vectors, fit in 16 s; ShareBoost (``alpha=1e-4``)
 2.16% after 100 pieces, 1.89% after 250 pieces (216 distinct anchor
 points) and 1.94% with 250 distinct anchor points (314 pieces), fit in
