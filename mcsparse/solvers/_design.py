@@ -435,10 +435,10 @@ class SelectedColumns:
                 out -= self.shift[j]
             return out
         for b in self._blocks:
-            for group in b.groups:
-                first, rows, values = _group_parts(group)
-                if first <= j < first + values.shape[1]:
-                    out[b.start + rows] = values[:, j - first]
+            for first, rows, values, *indexed in b.groups:
+                if first <= j < first + values.shape[1]:  # the one column only
+                    out[b.start + rows] = values[rows if indexed and indexed[0] else slice(None),
+                                                 j - first]
         return out
 
     def _check_p(self, p, name):
