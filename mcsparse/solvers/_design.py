@@ -307,7 +307,7 @@ class SelectedColumns:
         # every check is done: only now is the store changed
         self._truncate(start)
         if rows is not None:
-            self._put_group(block, rows, start)
+            self._put_group(rows, start, lambda b, local: (np.ascontiguousarray(block[local]),))
         else:
             self._put_dense(block, shift, start)
         self._append_scales(shift, np.abs(block - shift).max(axis=0, initial=0.0), start)
@@ -362,17 +362,16 @@ class SelectedColumns:
             block[rows] = values[rows]
             return self.put(block, start, center=center, sample_weight=sample_weight)
         self._truncate(start)
-        for b in self._blocks:
-            lo, hi = np.searchsorted(rows, [b.start, b.stop])
-            b.groups.append((start, rows[lo:hi] - b.start, values[b.start:b.stop], True))
+        self._put_group(rows, start, lambda b, local: (values[b.start:b.stop], True))
         self._append_scales(np.zeros(width), np.abs(values[rows]).max(axis=0, initial=0.0),
                             start)
 
-    def _put_group(self, block, rows, start):
+    def _put_group(self, rows, start, stored):
+        """Split the group on ``rows`` over the blocks; ``stored(b, local)`` gives its values."""
         for b in self._blocks:
             lo, hi = np.searchsorted(rows, [b.start, b.stop])
             local = rows[lo:hi]
-            b.groups.append((start, local - b.start, np.ascontiguousarray(block[local])))
+            b.groups.append((start, local - b.start, *stored(b, local)))
 
     def _put_dense(self, block, shift, start):
         if self.dtype == np.float32 and not _float32_exact(block):
