@@ -76,10 +76,15 @@ def dense_value_grad_numpy(X, shift, p, Wt, intercept, y, sample_weight, margin,
             residual.sum(axis=0))
 
 
+def _group_values(group, cols=slice(None)):
+    """Columns ``cols`` of a group's values on its rows, indexed (``values[rows]``) or not."""
+    _, rows, values, *indexed = group
+    return values[rows, cols] if indexed and indexed[0] else values[:, cols]
+
+
 def _group_parts(group):
     """``(first, rows, values of the rows)`` of a group, indexed or not."""
-    first, rows, values, *indexed = group
-    return first, rows, values[rows] if indexed and indexed[0] else values
+    return group[0], group[1], _group_values(group)
 
 
 def groups_matmul_numpy(groups, Vt, out):
@@ -434,10 +439,10 @@ class SelectedColumns:
                 out -= self.shift[j]
             return out
         for b in self._blocks:
-            for first, rows, values, *indexed in b.groups:
+            for group in b.groups:
+                first, rows, values = group[:3]
                 if first <= j < first + values.shape[1]:  # the one column only
-                    out[b.start + rows] = values[rows if indexed and indexed[0] else slice(None),
-                                                 j - first]
+                    out[b.start + rows] = _group_values(group, j - first)
         return out
 
     def _check_p(self, p, name):
