@@ -235,3 +235,143 @@ def test_cython_module_checks_what_it_indexes():
     anchor_scores_chunk(X1, residual, order, cuts, out, 1, 2)
     assert (out[0] == -1).all() and (out[2] == -1).all()
     _assert_close(out[1:2], _brute_force(X1, residual, order[1:2], cuts[1:2]))
+
+
+# ---------------------------------------------------------------------------
+# The float32 screen of AnchorPoints.best_candidate
+
+
+def _ball_sums(values, order, cuts):
+    """``sum_{j < cuts[a, b]} values[order[a, j]]`` for every ball."""
+    n_anchors, n_radii = np.shape(cuts)
+    out = np.zeros((n_anchors, n_radii))
+    for a in range(n_anchors):
+        cum = np.concatenate([[0.0], np.cumsum(values[order[a]])])
+        out[a] = cum[cuts[a]]
+    return out
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_float32_scan_is_within_its_proven_bound(shape):
+    """The float32 pass (sgemm on scaled inputs) differs from the float64 twin by
+    less than the bound the screen relies on, and sums the weights over each ball."""
+    from mcsparse.features._anchors import _SCREEN_ABSOLUTE, _SCREEN_RELATIVE
+
+    *sizes, full = shape
+    X1, residual, order, cuts = _problem(6, *sizes, full=full)
+    X1 /= 4 * np.abs(X1).max()  # |.| <= 1, as the screen scales them
+    residual /= 4 * np.abs(residual).max()
+    weights = np.abs(residual).sum(axis=1) * np.abs(X1).sum(axis=1)
+    n_anchors, n_radii = cuts.shape
+    got = np.full((n_anchors, n_radii), -1.0)
+    bounds = np.full((n_anchors, n_radii), -1.0)
+    anchor_scores_chunk(X1.astype(np.float32), residual.astype(np.float32),
+                        order, cuts.astype(np.intp), got, 0, n_anchors, weights, bounds)
+    want = anchor_group_scores_numpy(X1, residual, order, cuts)
+    np.testing.assert_allclose(bounds, _ball_sums(weights, order, cuts), rtol=1e-12)
+    error = _SCREEN_RELATIVE * bounds + _SCREEN_ABSOLUTE * X1.size * cuts
+    assert (np.abs(got - want) <= error).all()
+    if (cuts > 1).any():  # the float32 pass is not the float64 one
+        assert (got != want).any()
+
+
+def test_float32_scan_weights_and_bounds_go_together():
+    X1, residual, order, cuts = _problem(7, 20, 3, 2, 2, 15, 3)
+    out = np.zeros(cuts.shape)
+    with pytest.raises(ValueError, match="weights and bounds go together"):
+        anchor_scores_chunk(X1, residual, order, cuts.astype(np.intp), out, 0, 2,
+                            np.ones(20))
+    with pytest.raises(ValueError, match="weights must have 20 entries"):
+        anchor_scores_chunk(X1, residual, order, cuts.astype(np.intp), out, 0, 2,
+                            np.ones(19), np.zeros(cuts.shape))
+    with pytest.raises(ValueError, match="Buffer dtype mismatch|No matching signature"):
+        anchor_scores_chunk(X1.astype(np.float32), residual, order,
+                            cuts.astype(np.intp), out, 0, 2)
+
+
+def _screened_best(X1, residual, order, cuts, excluded, n_jobs=1):
+    from mcsparse.features._anchors import _Float32Screen, _screened_group_scores
+    from mcsparse.features._base import _best_remaining
+
+    order = np.ascontiguousarray(order, dtype=np.int32)
+    cuts = np.ascontiguousarray(cuts, dtype=np.intp)
+    excluded = np.asarray(excluded, dtype=np.intp)
+    scores = _screened_group_scores(X1, _Float32Screen(X1), residual, order, cuts,
+                                    excluded, n_jobs)
+    return _best_remaining(scores.ravel(), excluded)
+
+
+def _full_best(X1, residual, order, cuts, excluded):
+    from mcsparse.features._base import _best_remaining
+
+    scores = anchor_group_scores(X1, residual, order, cuts)
+    return _best_remaining(scores.ravel(), np.asarray(excluded, dtype=np.intp))
+
+
+def _near_tie_problem(seed):
+    """Anchor 5 repeats anchor 2 (exact ties); anchor 7 holds anchor 3's largest
+    ball in another order, the winning group, so that the two scores differ by
+    float64 rounding only while their float32 scores differ by far more."""
+    rng = np.random.RandomState(seed)
+    X1, residual, order, cuts = _problem(seed, 400, 7, 4, 12, 300, 6, full=True)
+    cuts //= 4
+    order[5], cuts[5] = order[2], cuts[2]
+    cuts[3, -1] = cuts[7, -1] = 300
+    order[7] = order[3, rng.permutation(300)]
+    return X1, residual, order, cuts
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("x_scale, r_scale", [(1.0, 1.0), (1e-30, 1e25), (3e5, 1e-300),
+                                              (1e-200, 1e-120)])
+def test_screen_returns_the_full_scan_best_exactly(seed, x_scale, r_scale):
+    """Same id (lowest on ties) and the same float64 score, bit for bit, as the
+    full float64 scan: repeated anchors (exact ties), near ties, selected
+    candidates excluded, values that underflow float32."""
+    rng = np.random.RandomState(seed)
+    X1, residual, order, cuts = _near_tie_problem(seed)
+    X1, residual = X1 * x_scale, residual * r_scale
+    for excluded in ([], [int(rng.randint(0, cuts.size))], list(range(0, cuts.size, 3))):
+        got = _screened_best(X1, residual, order, cuts, excluded)
+        want = _full_best(X1, residual, order, cuts, excluded)
+        assert got[0] == want[0] and got[1] == want[1]
+
+
+def test_screen_breaks_exact_ties_by_the_lowest_id():
+    X1, residual, order, cuts = _problem(8, 200, 5, 3, 6, 150, 4, full=True)
+    order[:] = order[4]
+    cuts[:] = cuts[4]  # six identical anchors
+    best = _full_best(X1, residual, order, cuts, [])
+    assert _screened_best(X1, residual, order, cuts, []) == best
+    assert best[0] < cuts.shape[1]  # anchor 0
+    first = [best[0] + 0 * cuts.shape[1]]
+    assert _screened_best(X1, residual, order, cuts, first) == _full_best(
+        X1, residual, order, cuts, first)
+
+
+def test_screen_rescores_everything_for_a_zero_residual():
+    X1, residual, order, cuts = _problem(9, 50, 4, 3, 5, 40, 3, full=True)
+    assert _screened_best(X1, 0 * residual, order, cuts, [0]) == (1, 0.0)
+
+
+def test_screen_refuses_what_the_full_scan_refuses():
+    X1, residual, order, cuts = _problem(10, 50, 4, 3, 5, 40, 3, full=True)
+    with pytest.raises(ValueError, match="overflow"):
+        _screened_best(X1 * 1e200, residual * 1e200, order, cuts, [])
+    with pytest.raises(ValueError, match="every candidate"):
+        _screened_best(X1, residual, order, cuts, np.arange(cuts.size))
+
+
+def test_screen_needs_its_error_bound(monkeypatch):
+    """With no error bound the screen can pick a near tie's loser: the tests
+    above would catch a bound that is too small."""
+    import mcsparse.features._anchors as anchors
+
+    monkeypatch.setattr(anchors, "_SCREEN_RELATIVE", 0.0)
+    monkeypatch.setattr(anchors, "_SCREEN_ABSOLUTE", 0.0)
+    wrong = 0
+    for seed in range(6):
+        X1, residual, order, cuts = _near_tie_problem(seed)
+        wrong += _screened_best(X1, residual, order, cuts, []) != _full_best(
+            X1, residual, order, cuts, [])
+    assert wrong > 0

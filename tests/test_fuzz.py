@@ -262,6 +262,47 @@ def test_anchor_scores_without_columns_or_classes(n_cols, n_classes):
     np.testing.assert_array_equal(got, np.zeros((1, 2)))
 
 
+@FUZZ
+@given(n=st.sampled_from(SIZES[1:]), n_cols=st.sampled_from([1, 2, 7, 52]),
+       n_classes=st.sampled_from([1, 2, 3, 10]), n_anchors=st.sampled_from([1, 2, 5]),
+       n_radii=st.sampled_from([1, 2, 7]), x_scale=st.sampled_from(SCALES),
+       r_scale=st.sampled_from(SCALES), kind=KINDS, n_excluded=st.sampled_from([0, 1, 3]),
+       repeat=st.booleans(), n_jobs=st.sampled_from([None, 2]), seed=SEEDS)
+def test_fuzz_anchor_screen(n, n_cols, n_classes, n_anchors, n_radii, x_scale, r_scale,
+                            kind, n_excluded, repeat, n_jobs, seed):
+    """AnchorPoints' float32 screen picks the full float64 scan's candidate, and
+    its score, bit for bit; it refuses overflow as the full scan does."""
+    from mcsparse.features._anchors import _Float32Screen, _screened_group_scores
+    from mcsparse.features._base import _best_remaining
+
+    rng = np.random.default_rng(seed)
+    n_max = int(rng.integers(1, n + 1))
+    X1 = _values(rng, (n, n_cols), x_scale, kind)
+    residual = _values(rng, (n, n_classes), r_scale, kind)
+    order = np.array([rng.permutation(n)[:n_max] for _ in range(n_anchors)],
+                     dtype=np.int32).reshape(n_anchors, n_max)
+    cuts = np.sort(rng.integers(0, n_max + 1, size=(n_anchors, n_radii)),
+                   axis=1).astype(np.intp)
+    if repeat and n_anchors > 1:  # exact ties
+        order[-1], cuts[-1] = order[0], cuts[0]
+    excluded = np.unique(rng.integers(0, cuts.size, size=n_excluded)).astype(np.intp)
+    results = []
+    for screened in (True, False):
+        try:
+            with np.errstate(all="ignore"):
+                if screened:
+                    scores = _screened_group_scores(X1, _Float32Screen(X1), residual,
+                                                    order, cuts, excluded, n_jobs or 1)
+                else:
+                    scores = anchor_group_scores(X1, residual, order, cuts, n_jobs=n_jobs)
+            results.append(_best_remaining(scores.ravel(), excluded))
+        except ValueError as exc:
+            assert "overflow" in str(exc) or "every candidate" in str(exc), exc
+            results.append("overflow" if "overflow" in str(exc) else "all excluded")
+    assert results[0] == results[1], results
+
+
+
 # ---------------------------------------------------------------------------
 # conv_max_chunk (float32; float64 inputs through the wrapper)
 

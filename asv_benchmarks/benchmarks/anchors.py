@@ -5,7 +5,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mcsparse.features._anchors import anchor_group_scores, anchor_group_scores_numpy
+from mcsparse.features._anchors import (_Float32Screen, _screened_group_scores,
+                                        anchor_group_scores, anchor_group_scores_numpy)
 
 from .common import Benchmark, quick
 
@@ -21,14 +22,18 @@ class AnchorGroupScoring(Benchmark):
 
     * ``cython``: :func:`mcsparse.features._anchors.anchor_group_scores`
       (one cumulative pass per anchor; dgemm per block between cuts);
-    * ``numpy``: the NumPy twin (gather, one matmul per block, cumsum).
+    * ``numpy``: the NumPy twin (gather, one matmul per block, cumsum);
+    * ``screened``: what ``AnchorPoints.best_candidate`` runs, the same pass
+      on float32 copies (sgemm) with an error bound per score, then the
+      anchors the bound cannot rule out scored again in float64.
 
-    ``track_macs_per_second`` and ``track_groups_per_second`` compare them.
+    ``track_macs_per_second`` and ``track_groups_per_second`` compare them
+    (the float64 pass's multiply-adds for all three).
     Quick mode: 20 anchors.
     """
 
     param_names = ["implementation"]
-    params = (["cython", "numpy"],)
+    params = (["cython", "numpy", "screened"],)
     n_samples, n_cols, n_classes, n_max, n_radii = 20_000, 51, 10, 2000, 35
 
     def setup(self, implementation):
@@ -43,8 +48,14 @@ class AnchorGroupScoring(Benchmark):
         cuts[:, -1] = self.n_max
         self.cuts = cuts.astype(np.intp)
         self.macs = int(self.cuts[:, -1].sum()) * self.n_classes * self.n_cols
-        self.func = {"cython": anchor_group_scores,
-                     "numpy": anchor_group_scores_numpy}[implementation]
+        screen = _Float32Screen(self.X1)
+        nothing = np.zeros(0, dtype=np.intp)
+
+        def screened(X1, residual, order, cuts):
+            return _screened_group_scores(X1, screen, residual, order, cuts, nothing, 1)
+
+        self.func = {"cython": anchor_group_scores, "numpy": anchor_group_scores_numpy,
+                     "screened": screened}[implementation]
         # one thread for BLAS too (the twin's matmuls), for the whole run
         self._limits = threadpool_limits(limits=1, user_api="blas")
         self.run()  # warm up

@@ -160,19 +160,26 @@ def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
     return _check_finite_scores(scores, "X1 or residual")
 
 
-def _anchor_group_scores(X1, residual, order, cuts, n_jobs):
-    """:func:`anchor_group_scores` on inputs already checked and converted."""
+def _anchor_group_scores(X1, residual, order, cuts, n_jobs, weights=None):
+    """:func:`anchor_group_scores` on inputs already checked and converted.
+
+    ``X1`` and ``residual`` are both float64 or both float32 (the screen of
+    :func:`_screened_group_scores`). With ``weights`` (float64, one per
+    sample), returns ``(scores, bounds)``, ``bounds[a, b]`` the sum of the
+    weights over the ball.
+    """
     n_anchors, n_radii = cuts.shape
     scores = np.zeros((n_anchors, n_radii), dtype=np.float64)
+    bounds = None if weights is None else np.zeros_like(scores)
     if n_anchors == 0 or n_radii == 0:
-        return scores
+        return scores if weights is None else (scores, bounds)
     # about four chunks per thread balance anchors of different ball sizes
     n_chunks = min(n_anchors, 4 * n_jobs) if n_jobs > 1 else 1
-    bounds = np.linspace(0, n_anchors, n_chunks + 1).astype(np.intp).tolist()
-    chunks = [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    edges = np.linspace(0, n_anchors, n_chunks + 1).astype(np.intp).tolist()
+    chunks = [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
 
     def run(lo, hi):
-        anchor_scores_chunk(X1, residual, order, cuts, scores, lo, hi)
+        anchor_scores_chunk(X1, residual, order, cuts, scores, lo, hi, weights, bounds)
 
     if len(chunks) == 1:
         # no limit on BLAS here: changing OpenBLAS's thread count costs ~3 ms
@@ -182,6 +189,83 @@ def _anchor_group_scores(X1, residual, order, cuts, n_jobs):
         with threadpool_limits(limits=1, user_api="blas"):
             Parallel(n_jobs=min(n_jobs, len(chunks)), prefer="threads")(
                 delayed(run)(lo, hi) for lo, hi in chunks)
+    return scores if weights is None else (scores, bounds)
+
+
+# The float32 screen of the group scores. With residual and X1 scaled by
+# powers of two to |.| <= 1 (exact), rounded to float32 and scanned with
+# sgemm on blocks of at most _BLOCK_ROWS rows, each entry of R_S^T X1_S is
+# off from the float64 scan's by at most gamma_{_BLOCK_ROWS} (the block
+# products, Higham 2002, §3.1) plus 2u + u^2 (rounding the inputs) times the
+# sum of its terms' magnitudes, and by _SCREEN_ABSOLUTE per term for float32
+# underflow. Summed over the group's entries, a score is off by at most
+# _SCREEN_RELATIVE * sum_{i in S} ||r_i||_1 ||x_i||_1 + _SCREEN_ABSOLUTE *
+# |S| * n_classes * n_cols. The factor 2 covers the float64 sums on both sides
+# (the float64 scan's own rounding included).
+_BLOCK_ROWS = 256  # BLOCK_ROWS of _anchors_fast
+_U32 = 2.0 ** -24  # float32's unit roundoff
+_SCREEN_RELATIVE = 2.0 * (_BLOCK_ROWS * _U32 / (1.0 - _BLOCK_ROWS * _U32) + 3.0 * _U32)
+_SCREEN_ABSOLUTE = 2.0 ** -140
+
+
+def _power_of_two_scale(a):
+    """A power of two above ``max|a|`` (1.0 for zeros): dividing by it is exact."""
+    largest = float(np.abs(a).max()) if a.size else 0.0
+    return float(np.ldexp(1.0, np.frexp(largest)[1])) if largest > 0 else 1.0
+
+
+class _Float32Screen:
+    """``[X, 1]`` scaled by a power of two and rounded to float32, for the screen.
+
+    Attributes: ``X1`` (float32, C order), ``scale`` (the power of two) and
+    ``l1`` (float64, ``||X1_i||_1 / scale`` per sample).
+    """
+
+    def __init__(self, X1):
+        self.scale = _power_of_two_scale(X1)
+        scaled = X1 / self.scale
+        self.X1 = np.ascontiguousarray(scaled, dtype=np.float32)
+        self.l1 = np.abs(scaled).sum(axis=1)
+
+
+def _screened_group_scores(X1, screen, residual, order, cuts, excluded, n_jobs):
+    """Exact group scores where the best may be; ``-inf`` on the other anchors.
+
+    A float32 scan (half the bytes per gathered row of :func:`anchor_group_scores`'s
+    float64 one) gives every score within a proven error bound; the anchors
+    whose bound reaches the best lower bound among the candidates outside
+    ``excluded`` are scored again in float64, exactly as the full scan scores
+    them. So the best candidate, lowest id on ties, and its score are the full
+    float64 scan's. ``screen`` is the :class:`_Float32Screen` of ``X1``.
+    """
+    n_anchors, n_radii = cuts.shape
+    r_scale = _power_of_two_scale(residual)
+    R = residual / r_scale
+    weights = np.abs(R).sum(axis=1) * screen.l1
+    # Every partial sum of the float64 scan is at most scale * weights.sum():
+    # far from overflow, the float64 scores of a few anchors are finite (else
+    # the full scan reports the overflow). Far from underflow, the float64
+    # scan's own products lose at most 2^-1074 / scale < 2^-174 in scaled
+    # units, within _SCREEN_ABSOLUTE; near it, the full scan decides.
+    scale = r_scale * screen.scale
+    if not (scale > 2.0 ** -900 and weights.sum() < 1e300 / scale):
+        return _check_finite_scores(
+            _anchor_group_scores(X1, residual, order, cuts, n_jobs), "X or residual")
+    approx, bounds = _anchor_group_scores(screen.X1, R.astype(np.float32), order, cuts,
+                                          n_jobs, weights=weights)
+    error = (_SCREEN_RELATIVE * bounds
+             + _SCREEN_ABSOLUTE * residual.shape[1] * X1.shape[1] * cuts)
+    eligible = np.ones(approx.size, dtype=bool)
+    eligible[excluded] = False
+    eligible = eligible.reshape(approx.shape)
+    scores = np.full(approx.shape, -np.inf)
+    if not eligible.any():
+        return scores
+    low = np.max(approx - error, where=eligible, initial=-np.inf)
+    rescore = np.flatnonzero((eligible & (approx + error >= low)).any(axis=1))
+    scores[rescore] = _check_finite_scores(
+        _anchor_group_scores(X1, residual, order[rescore], cuts[rescore], 1),
+        "X or residual")
     return scores
 
 
@@ -351,7 +435,11 @@ class AnchorPoints(CandidateFeatures):
     round one cumulative pass over them gives all radii
     (:func:`anchor_group_scores`, Cython and BLAS). A round costs about
     ``n_anchors * quantile_range[1] * n_samples * n_classes * (n_features +
-    1)`` multiply-adds.
+    1)`` multiply-adds. That pass runs in float32 (half the bytes per
+    gathered sample), with a proven bound on each score's rounding error;
+    the few anchors whose bound reaches the best score are scored again in
+    float64, so the selected group and its score are those of the float64
+    pass.
 
     Parameters
     ----------
@@ -525,6 +613,7 @@ class AnchorPoints(CandidateFeatures):
                     near_dist[a - lo], counts, n_samples)
         self._order = order
         self._X_fit = _with_ones(X)
+        self._screen = None  # made by the first scan
         self.n_candidates_ = n_anchors * self.n_radii
         self.candidate_widths_ = np.full(self.n_candidates_, n_features + 1, dtype=np.intp)
         return self
@@ -544,7 +633,9 @@ class AnchorPoints(CandidateFeatures):
         id : int
             ``a * n_radii + b`` of the best group (lowest id on ties).
         score : float
-            Its ``sum_{j in J} ||R^T psi_j||_1``.
+            Its ``sum_{j in J} ||R^T psi_j||_1``, as
+            :func:`anchor_group_scores` computes it: the float32 screen
+            (see the class notes) changes neither the group nor its score.
 
         Raises
         ------
@@ -557,9 +648,11 @@ class AnchorPoints(CandidateFeatures):
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = self._check_residual(residual, self._X_fit.shape[0])
-        scores = _anchor_group_scores(self._X_fit, residual, self._order,
-                                      self.ball_sizes_, self._n_threads)
-        return _best_remaining(_check_finite_scores(scores, "X or residual").ravel(), excluded)
+        if getattr(self, "_screen", None) is None:
+            self._screen = _Float32Screen(self._X_fit)
+        scores = _screened_group_scores(self._X_fit, self._screen, residual, self._order,
+                                        self.ball_sizes_, excluded, self._n_threads)
+        return _best_remaining(scores.ravel(), excluded)
 
     def _candidate_name(self, j, input_names):
         a, b = divmod(j, self.n_radii)
@@ -633,7 +726,7 @@ class AnchorPoints(CandidateFeatures):
         check_is_fitted(self)
         self._check_ids(ids, self.n_candidates_)
         self.support_ = np.ones(self.n_features_in_, dtype=bool)
-        self._X_fit = self._order = None
+        self._X_fit = self._order = self._screen = None
         return self
 
     def transform_candidates(self, X, ids):

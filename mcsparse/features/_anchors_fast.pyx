@@ -34,16 +34,31 @@
 # chunk of anchors, so threads can score chunks side by side (see
 # ``anchor_group_scores``, which keeps BLAS single-threaded inside).
 #
+# The same pass runs on float32 copies of X1 and residual (sgemm into a
+# float32 block result, added to the float64 accumulator; the rank-1 loop in
+# float64 on the float32 inputs): half the bytes per gathered row. That pass
+# is a screen: with ``weights[i] = ||residual[i]||_1 * ||X1[i]||_1`` it also
+# writes ``bounds[a, b]``, the sum of the weights over the ball, from which
+# the caller bounds the float32 score's error (each entry of a block product
+# of at most BLOCK_ROWS rows is off by at most gamma_BLOCK_ROWS times the sum
+# of its terms' magnitudes, Higham, "Accuracy and Stability of Numerical
+# Algorithms", 2002, §3.1) and rescores in float64 the few anchors that the
+# bound cannot rule out.
+#
 # The plain-NumPy twin is mcsparse.features._anchors.anchor_group_scores_numpy.
 
 from libc.math cimport fabs
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
-from scipy.linalg.cython_blas cimport dgemm
+from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 ctypedef int int32_t
+
+ctypedef fused real_t:
+    float
+    double
 
 # A block of m >= 2 samples goes through BLAS when it holds at least
 # GEMM_MIN_MACS multiply-adds (m * n_classes * n_cols): 3 samples for 10
@@ -58,12 +73,12 @@ cdef enum:
 
 cdef inline void _add_outer(
     float64_t* acc,
-    const float64_t* r,
-    const float64_t* x,
+    const real_t* r,
+    const real_t* x,
     intp_t n_classes,
     intp_t n_cols,
 ) noexcept nogil:
-    """``acc[c * n_cols + f] += r[c] * x[f]`` for every class ``c`` and column ``f``."""
+    """``acc[c * n_cols + f] += r[c] * x[f]`` for every class ``c`` and column ``f`` (float64)."""
     cdef intp_t c, f
     cdef float64_t r0, r1
     cdef float64_t* a0
@@ -95,21 +110,24 @@ cdef inline float64_t _l1_norm(const float64_t* acc, intp_t n) noexcept nogil:
 
 
 cdef int _add_block_gemm(
-    const float64_t[:, ::1] X1,
-    const float64_t[:, ::1] residual,
+    const real_t[:, ::1] X1,
+    const real_t[:, ::1] residual,
     const int32_t[:, ::1] order,
     intp_t a,
     intp_t start,
     intp_t stop,
     float64_t* acc,
-    float64_t* xbuf,
-    float64_t* rbuf,
+    real_t* xbuf,
+    real_t* rbuf,
+    float* block,
 ) noexcept nogil:
-    """``acc += R_b^T X1_b`` over the samples ``order[a, start:stop]``, by dgemm.
+    """``acc += R_b^T X1_b`` over the samples ``order[a, start:stop]``, by BLAS.
 
     The rows are gathered BLOCK_ROWS at a time into ``xbuf`` (BLOCK_ROWS x
-    n_cols) and ``rbuf`` (BLOCK_ROWS x n_classes). Returns -1 if an index is
-    out of range, else 0.
+    n_cols) and ``rbuf`` (BLOCK_ROWS x n_classes). float64 inputs: dgemm
+    adds into ``acc``; float32 inputs: sgemm writes each block's product into
+    ``block`` (n_classes x n_cols), then added to ``acc``. Returns -1 if an
+    index is out of range, else 0.
     """
     cdef intp_t n_samples = X1.shape[0]
     cdef intp_t n_cols = X1.shape[1]
@@ -122,6 +140,7 @@ cdef int _add_block_gemm(
     cdef char transa = b'N', transb = b'T'
     cdef int m_, n_ = <int> n_classes, k_, lda = <int> n_cols, ldb = <int> n_classes
     cdef float64_t one = 1.0
+    cdef float one32 = 1.0, zero32 = 0.0
     if n_cols == 0 or n_classes == 0:
         for j in range(start, stop):
             if order[a, j] < 0 or order[a, j] >= n_samples:
@@ -135,32 +154,42 @@ cdef int _add_block_gemm(
             i = order[a, j0 + j]
             if i < 0 or i >= n_samples:
                 return -1
-            memcpy(xbuf + j * n_cols, &X1[i, 0], n_cols * sizeof(float64_t))
-            memcpy(rbuf + j * n_classes, &residual[i, 0], n_classes * sizeof(float64_t))
+            memcpy(xbuf + j * n_cols, &X1[i, 0], n_cols * sizeof(real_t))
+            memcpy(rbuf + j * n_classes, &residual[i, 0], n_classes * sizeof(real_t))
         k_ = <int> m
-        dgemm(&transa, &transb, &m_, &n_, &k_, &one, xbuf, &lda, rbuf, &ldb,
-              &one, acc, &lda)
+        if real_t is double:
+            dgemm(&transa, &transb, &m_, &n_, &k_, &one, xbuf, &lda, rbuf, &ldb,
+                  &one, acc, &lda)
+        else:
+            sgemm(&transa, &transb, &m_, &n_, &k_, &one32, xbuf, &lda, rbuf, &ldb,
+                  &zero32, block, &lda)
+            for j in range(n_classes * n_cols):
+                acc[j] += block[j]
         j0 += m
     return 0
 
 
 cdef intp_t _score_anchors(
-    const float64_t[:, ::1] X1,
-    const float64_t[:, ::1] residual,
+    const real_t[:, ::1] X1,
+    const real_t[:, ::1] residual,
     const int32_t[:, ::1] order,
     const intp_t[:, ::1] cuts,
     float64_t[:, ::1] out,
+    const float64_t* weights,
+    float64_t[:, ::1] bounds,
     intp_t a_start,
     intp_t a_stop,
     float64_t* acc,
-    float64_t* xbuf,
-    float64_t* rbuf,
+    real_t* xbuf,
+    real_t* rbuf,
+    float* block,
 ) noexcept nogil:
     """Score the anchors ``a_start .. a_stop - 1`` into ``out``.
 
-    Returns -1 on success, or the first anchor whose ``order`` or ``cuts``
-    are invalid (an index out of range, cuts decreasing or beyond n_max);
-    that anchor's row of ``out`` is then left unfinished.
+    With ``weights`` (not NULL), also ``bounds[a, b] = sum_{j < cuts[a, b]}
+    weights[order[a, j]]``. Returns -1 on success, or the first anchor whose
+    ``order`` or ``cuts`` are invalid (an index out of range, cuts decreasing
+    or beyond n_max); that anchor's row of ``out`` is then left unfinished.
     """
     cdef intp_t n_samples = X1.shape[0]
     cdef intp_t n_cols = X1.shape[1]
@@ -170,11 +199,12 @@ cdef intp_t _score_anchors(
     cdef intp_t size = n_classes * n_cols
     cdef intp_t a, b, j, done, stop
     cdef int32_t i
-    cdef float64_t score
+    cdef float64_t score, weight_sum
     for a in range(a_start, a_stop):
         memset(acc, 0, size * sizeof(float64_t))
         done = 0  # samples already in the accumulator
         score = 0.0
+        weight_sum = 0.0
         for b in range(n_radii):
             stop = cuts[a, b]
             if stop < done or stop > n_max:
@@ -182,7 +212,7 @@ cdef intp_t _score_anchors(
             if stop > done:
                 if stop - done >= 2 and (stop - done) * size >= GEMM_MIN_MACS:
                     if _add_block_gemm(X1, residual, order, a, done, stop, acc,
-                                       xbuf, rbuf) < 0:
+                                       xbuf, rbuf, block) < 0:
                         return a
                 else:
                     for j in range(done, stop):
@@ -192,35 +222,43 @@ cdef intp_t _score_anchors(
                         if size > 0:  # no &X1[i, 0] of an empty row
                             _add_outer(acc, &residual[i, 0], &X1[i, 0], n_classes,
                                        n_cols)
+                if weights != NULL:  # the indices were checked above
+                    for j in range(done, stop):
+                        weight_sum += weights[order[a, j]]
                 done = stop
                 score = _l1_norm(acc, size)
             # an empty ball (stop == 0) keeps score = 0; a repeated cut reuses it
             out[a, b] = score
+            if weights != NULL:
+                bounds[a, b] = weight_sum
     return -1
 
 
 def anchor_scores_chunk(
-    const float64_t[:, ::1] X1,
-    const float64_t[:, ::1] residual,
+    const real_t[:, ::1] X1,
+    const real_t[:, ::1] residual,
     const int32_t[:, ::1] order,
     const intp_t[:, ::1] cuts,
     float64_t[:, ::1] out,
     intp_t a_start,
     intp_t a_stop,
+    const float64_t[::1] weights=None,
+    float64_t[:, ::1] bounds=None,
 ):
     """Group scores of the anchors ``a_start .. a_stop - 1``, written into ``out``.
 
     ``out[a, b] = sum_{c, f} |sum_{j < cuts[a, b]} residual[order[a, j], c]
     * X1[order[a, j], f]|``, one cumulative pass per anchor, GIL released.
-    Blocks of samples between cuts go through BLAS dgemm (at least
-    GEMM_MIN_MACS multiply-adds) or a rank-1 loop; call it under
-    ``threadpool_limits(1)`` from several threads.
+    Blocks of samples between cuts go through BLAS (at least GEMM_MIN_MACS
+    multiply-adds; dgemm, or sgemm on float32 inputs, BLOCK_ROWS rows at a
+    time) or a rank-1 loop in float64; call it under ``threadpool_limits(1)``
+    from several threads.
 
     Parameters
     ----------
-    X1 : float64 array of shape (n_samples, n_cols), C order
+    X1 : float32 or float64 array of shape (n_samples, n_cols), C order
         Data with the column of ones appended.
-    residual : float64 array of shape (n_samples, n_classes), C order
+    residual : array of shape (n_samples, n_classes), C order, X1's dtype
     order : int32 array of shape (n_anchors, n_max), C order
         Each anchor's nearest samples, nearest first.
     cuts : intp array of shape (n_anchors, n_radii), C order
@@ -228,16 +266,22 @@ def anchor_scores_chunk(
     out : float64 array of shape (n_anchors, n_radii), C order
     a_start, a_stop : int
         The anchors to score, ``0 <= a_start <= a_stop <= n_anchors``.
+    weights : float64 array of shape (n_samples,), default=None
+        Per-sample weights summed over each ball into ``bounds``.
+    bounds : float64 array of shape (n_anchors, n_radii), C order, default=None
+        Written with ``weights``: ``bounds[a, b] = sum_{j < cuts[a, b]}
+        weights[order[a, j]]``.
 
     Raises
     ------
     ValueError
-        If the shapes disagree, the anchor range is invalid, or a used entry
-        of ``order`` is out of range or a row of ``cuts`` is invalid (checked
-        here, as the loops run without bounds checks). Repeated indices in
-        ``order`` are the caller's concern: they count once per occurrence.
+        If the shapes disagree, the anchor range is invalid, only one of
+        ``weights`` and ``bounds`` is given, or a used entry of ``order`` is
+        out of range or a row of ``cuts`` is invalid (checked here, as the
+        loops run without bounds checks). Repeated indices in ``order`` are
+        the caller's concern: they count once per occurrence.
     MemoryError
-        If the accumulator cannot be allocated.
+        If the buffers cannot be allocated.
     """
     cdef intp_t n_samples = X1.shape[0]
     cdef intp_t n_cols = X1.shape[1]
@@ -254,29 +298,43 @@ def anchor_scores_chunk(
         raise ValueError(
             f"out has shape ({out.shape[0]}, {out.shape[1]}), expected "
             f"({n_anchors}, {n_radii})")
+    if (weights is None) != (bounds is None):
+        raise ValueError("weights and bounds go together: give both or neither")
+    if weights is not None and (weights.shape[0] != n_samples
+                                or bounds.shape[0] != n_anchors
+                                or bounds.shape[1] != n_radii):
+        raise ValueError(
+            f"weights must have {n_samples} entries and bounds the shape "
+            f"({n_anchors}, {n_radii})")
     if not 0 <= a_start <= a_stop <= n_anchors:
         raise ValueError(
             f"invalid anchor range [{a_start}, {a_stop}) for {n_anchors} anchors")
     if a_start == a_stop or n_radii == 0:
         return
     cdef intp_t size = n_classes * n_cols
+    cdef const float64_t* w = NULL
+    if weights is not None:
+        bounds[a_start:a_stop, :] = 0.0
+        if n_samples > 0:
+            w = &weights[0]
     cdef float64_t* acc = <float64_t*> malloc(max(size, 1) * sizeof(float64_t))
-    cdef float64_t* xbuf = <float64_t*> malloc(
-        BLOCK_ROWS * max(n_cols, 1) * sizeof(float64_t))
-    cdef float64_t* rbuf = <float64_t*> malloc(
-        BLOCK_ROWS * max(n_classes, 1) * sizeof(float64_t))
-    if acc == NULL or xbuf == NULL or rbuf == NULL:
+    cdef real_t* xbuf = <real_t*> malloc(BLOCK_ROWS * max(n_cols, 1) * sizeof(real_t))
+    cdef real_t* rbuf = <real_t*> malloc(BLOCK_ROWS * max(n_classes, 1) * sizeof(real_t))
+    cdef float* block = <float*> malloc(max(size, 1) * sizeof(float))
+    if acc == NULL or xbuf == NULL or rbuf == NULL or block == NULL:
         free(acc)
         free(xbuf)
         free(rbuf)
+        free(block)
         raise MemoryError()
     cdef intp_t bad
     with nogil:
-        bad = _score_anchors(X1, residual, order, cuts, out, a_start, a_stop,
-                             acc, xbuf, rbuf)
+        bad = _score_anchors(X1, residual, order, cuts, out, w, bounds, a_start,
+                             a_stop, acc, xbuf, rbuf, block)
     free(acc)
     free(xbuf)
     free(rbuf)
+    free(block)
     if bad >= 0:
         raise ValueError(
             f"anchor {bad}: order holds an index outside [0, {n_samples}) or cuts "
