@@ -269,7 +269,8 @@ def test_float32_scan_is_within_its_proven_bound(shape):
                         order, cuts.astype(np.intp), got, 0, n_anchors, weights, bounds)
     want = anchor_group_scores_numpy(X1, residual, order, cuts)
     np.testing.assert_allclose(bounds, _ball_sums(weights, order, cuts), rtol=1e-12)
-    error = _SCREEN_RELATIVE * bounds + _SCREEN_ABSOLUTE * X1.size * cuts
+    size = residual.shape[1] * X1.shape[1]
+    error = _SCREEN_RELATIVE * bounds + _SCREEN_ABSOLUTE * size * cuts
     assert (np.abs(got - want) <= error).all()
     if (cuts > 1).any():  # the float32 pass is not the float64 one
         assert (got != want).any()

@@ -197,15 +197,17 @@ def _anchor_group_scores(X1, residual, order, cuts, n_jobs, weights=None):
 # sgemm on blocks of at most _BLOCK_ROWS rows, each entry of R_S^T X1_S is
 # off from the float64 scan's by at most gamma_{_BLOCK_ROWS} (the block
 # products, Higham 2002, §3.1) plus 2u + u^2 (rounding the inputs) times the
-# sum of its terms' magnitudes, and by _SCREEN_ABSOLUTE per term for float32
-# underflow. Summed over the group's entries, a score is off by at most
-# _SCREEN_RELATIVE * sum_{i in S} ||r_i||_1 ||x_i||_1 + _SCREEN_ABSOLUTE *
-# |S| * n_classes * n_cols. The factor 2 covers the float64 sums on both sides
-# (the float64 scan's own rounding included).
+# sum of its terms' magnitudes, and by _SCREEN_ABSOLUTE per term for
+# underflow (2^-120: even if the CPU flushes float32 subnormals to zero, an
+# input, a product or a partial sum loses at most 2^-126). Summed over the
+# group's entries, a score is off by at most _SCREEN_RELATIVE * sum_{i in S}
+# ||r_i||_1 ||x_i||_1 + _SCREEN_ABSOLUTE * |S| * n_classes * n_cols. The
+# factor 2 covers the float64 sums on both sides (the float64 scan's own
+# rounding included).
 _BLOCK_ROWS = 256  # BLOCK_ROWS of _anchors_fast
 _U32 = 2.0 ** -24  # float32's unit roundoff
 _SCREEN_RELATIVE = 2.0 * (_BLOCK_ROWS * _U32 / (1.0 - _BLOCK_ROWS * _U32) + 3.0 * _U32)
-_SCREEN_ABSOLUTE = 2.0 ** -140
+_SCREEN_ABSOLUTE = 2.0 ** -120
 
 
 def _power_of_two_scale(a):
@@ -245,8 +247,9 @@ def _screened_group_scores(X1, screen, residual, order, cuts, excluded, n_jobs):
     # Every partial sum of the float64 scan is at most scale * weights.sum():
     # far from overflow, the float64 scores of a few anchors are finite (else
     # the full scan reports the overflow). Far from underflow, the float64
-    # scan's own products lose at most 2^-1074 / scale < 2^-174 in scaled
-    # units, within _SCREEN_ABSOLUTE; near it, the full scan decides.
+    # scan's own products lose at most 2^-1022 / scale < 2^-122 in scaled
+    # units (flushed to zero or not), within _SCREEN_ABSOLUTE; near it, the
+    # full scan decides.
     scale = r_scale * screen.scale
     if not (scale > 2.0 ** -900 and weights.sum() < 1e300 / scale):
         return _check_finite_scores(
