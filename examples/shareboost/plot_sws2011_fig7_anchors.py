@@ -35,25 +35,27 @@ after the other, with the earlier L-BFGS-B refit) the held-out error was the
 same (3.30% against 3.33%) for 1.9 times less time (59 s against 113 s).
 The refits of the pieces (balls of up to 30,000 digits, kept as row
 indices into the shared ``[X, 1]``) and the scan of the 52,500 candidate
-groups share the fit time: on
-all 60,000 digits the scan takes 2.9 s a round whatever the round (profile
-of the first 40 rounds), and late in the path a round takes about 10 s.
+groups share the fit time: on all 60,000 digits the scan takes about 1.5 s
+a round whatever the round (float32 with an exact float64 check), and late
+in the path a round takes 6 to 10 s, most of it in the refit (12 to 21
+L-BFGS iterations over up to 320 pieces).
 
 A round adds one *piece*, an (anchor point, radius) pair; the same anchor
 point may come back with another radius, so the path runs 320 rounds and
 the numbers are given both at 250 pieces and at 250 distinct anchor points.
 
 **Full run** (``MCSPARSE_FULL=1 python
-examples/shareboost/plot_sws2011_fig7_anchors.py``, 2 cores, 63 min,
-5.4 GB peak memory, before the pieces shared the training matrix): SVC (``gamma`` = 2 x scale, ``C=3``) 1.31% test error
-with 13,767 support vectors, fit in 16 s; ShareBoost (``alpha=1e-4``)
-2.16% after 100 pieces, 1.89% after 250 pieces (216 distinct anchor
-points) and 1.94% with 250 distinct anchor points (314 pieces), fit in
-3560 s (3853 s with the earlier refit engine; partly measured while the
-machine ran other work). That is 0.58 points above the SVC: short of
-"close to the SVM" as our target reads it (0.3 points), whichever
-way anchors are counted. The :doc:`results page </results>` lists what
-was tried.
+examples/shareboost/plot_sws2011_fig7_anchors.py``, 2 cores, 2026-12-04,
+commit 81e6696, 33 min for the whole example, 2.4 GB peak memory): SVC
+(``gamma`` = 2 x scale, ``C=3``) 1.31% test error with 13,767 support
+vectors, fit in 49 s; ShareBoost (``alpha=1e-4``) 2.02% after 100
+pieces, 1.84% after 250 pieces (216 distinct anchor points) and 1.82%
+with 250 distinct anchor points (314 pieces), fit in 1718 s (3560 s and
+5.4 GB on 2026-12-01, before the pieces shared the training matrix and
+the scan ran in float32). That is 0.53 points above the SVC: short of
+"close to the SVM" as our target reads it (0.3 points), whichever way
+anchors are counted. The :doc:`results page </results>` lists what was
+tried.
 
 Quick mode (the docs build) uses 5000 training and 2000 test digits, 300
 anchors and 60 rounds, with ``alpha`` and the SVC parameters fixed.
