@@ -36,9 +36,10 @@ same (3.30% against 3.33%) for 1.9 times less time (59 s against 113 s).
 The refits of the pieces (balls of up to 30,000 digits, kept as row
 indices into the shared ``[X, 1]``) and the scan of the 52,500 candidate
 groups share the fit time: on all 60,000 digits the scan takes about 1.5 s
-a round whatever the round (float32 with an exact float64 check), and late
-in the path a round takes 6 to 10 s, most of it in the refit (12 to 21
-L-BFGS iterations over up to 320 pieces).
+a round whatever the round (float32 with an exact float64 check), and over
+rounds 200 to 320 a round takes 5 to 12 s (median 7 s, the full run's
+verbose log), most of it in the refit (11 to 23 L-BFGS iterations over up
+to 320 pieces).
 
 A round adds one *piece*, an (anchor point, radius) pair; the same anchor
 point may come back with another radius, so the path runs 320 rounds and
