@@ -102,3 +102,27 @@ def shareboost(X, y, n_classes, n_rounds, alpha=0.0, fit_intercept=True,
                              fit_intercept)
         losses.append(loss)
     return np.array(selected), np.array(losses)
+
+
+def threshold_runs(codes, features, cuts):
+    """The inputs of the stump kernels, built from the definitions (not by the store).
+
+    ``codes`` (n_features, n), stump ``l`` = ``1[codes[features[l]] <= cuts[l]]``.
+    Returns ``(slots, run_start, cols, order, ends)``: runs of equal feature
+    sorted by cut, each sample's slot (run start + run index + cuts below its
+    code), each run's samples sorted by code, and the samples each stump holds.
+    """
+    m, n = len(features), codes.shape[1]
+    cols = np.lexsort((cuts, features)).astype(np.intp)  # stump l of the runs = column cols[l]
+    f, c = np.asarray(features)[cols], np.asarray(cuts)[cols]
+    starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]]) if m else np.zeros(0, np.intp)
+    run_start = np.r_[starts, m].astype(np.intp)
+    slots = np.empty((n, len(starts)), dtype=np.int32)
+    order = np.empty((len(starts), n), dtype=np.int32)
+    ends = np.empty(m, dtype=np.intp)
+    for q, lo in enumerate(starts):
+        hi, x = run_start[q + 1], codes[f[lo]]
+        slots[:, q] = lo + q + np.searchsorted(c[lo:hi], x, side="left")
+        order[q] = np.argsort(x, kind="stable")
+        ends[lo:hi] = np.searchsorted(x[order[q]], c[lo:hi], side="right")
+    return slots, run_start, cols, order, ends

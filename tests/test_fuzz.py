@@ -40,6 +40,7 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
+import reference
 from mcsparse.features._anchors import anchor_group_scores, anchor_group_scores_numpy
 from mcsparse.features._anchors_fast import anchor_scores_chunk
 from mcsparse.features._conv_max import (conv_max_features, conv_max_features_numpy,
@@ -50,8 +51,10 @@ from mcsparse.loss._multiclass_logistic import loss_gradient_numpy
 from mcsparse.loss._multiclass_logistic_fast import loss_gradient
 from mcsparse.solvers._design import groups_matmul_numpy, groups_rmatmul_numpy
 from mcsparse.solvers._mkl import link_coefficients, link_coefficients_numpy, mkl_epoch_numpy
-from mcsparse.solvers._objective_fast import groups_matmul, groups_rmatmul
 from mcsparse.solvers._mkl_fast import mkl_epoch
+from mcsparse.solvers._objective_fast import (groups_matmul, groups_rmatmul, slots_matmul,
+                                              sorted_rmatmul)
+from mcsparse.solvers._thresholds import slots_matmul_numpy, sorted_rmatmul_numpy
 
 DEBUG_BUILD = os.environ.get("MCSPARSE_CYTHON_DEBUG", "0") not in ("", "0")
 N_EXAMPLES = int(os.environ.get("MCSPARSE_FUZZ_EXAMPLES", "40"))
@@ -461,6 +464,46 @@ def test_fuzz_group_products(n, n_groups, width, r, scale, kind, indexed, seed):
         terms = max(n, width) + 8
         # where a sum of |terms| overflows, the order of the sum decides between
         # inf and NaN: compared only where it is finite
+        finite = np.isfinite(bound)
+        assert_twin(out[finite], ref[finite], rtol=terms * eps,
+                    atol=terms * eps * bound[finite], overflow_ok=np.array(True),
+                    what=kernel.__name__)
+
+
+# ---------------------------------------------------------------------------
+# slots_matmul / sorted_rmatmul (stumps on integer codes, summed by feature; float64)
+
+
+@FUZZ
+@given(n=st.sampled_from(SIZES + [255, 600]), n_features=st.sampled_from([1, 2, 5]),
+       m=st.sampled_from([0, 1, 2, 9, 40]), r=st.sampled_from([0, 1, 10, 13, 25]),
+       n_codes=st.sampled_from([1, 2, 50, 5000]), scale=st.sampled_from(SCALES), kind=KINDS,
+       seed=SEEDS)
+@example(n=600, n_features=5, m=40, r=10, n_codes=50, scale=1.0, kind="normal", seed=0)
+@example(n=7, n_features=1, m=9, r=13, n_codes=2, scale=1e308, kind="normal", seed=1)
+def test_fuzz_threshold_products(n, n_features, m, r, n_codes, scale, kind, seed):
+    """Random codes and cuts (ties, every code below or above the cuts), any magnitude."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_codes, size=(n_features, n)).astype(np.int32)
+    features = rng.integers(0, n_features, size=m) if m else np.zeros(0, np.intp)
+    cuts = rng.integers(0, n_codes + 1, size=m).astype(np.int32)
+    slots, run_start, cols, order, ends = reference.threshold_runs(codes, features, cuts)
+    shift = _values(rng, (m,), 1.0, "normal")
+    eps = np.finfo(np.float64).eps
+    for kernel, twin, args, shape in (
+            (slots_matmul, slots_matmul_numpy,
+             (slots, run_start, cols, shift, _values(rng, (m, r), scale, kind)), (n, r)),
+            (sorted_rmatmul, sorted_rmatmul_numpy,
+             (order, ends, run_start, cols, shift, _values(rng, (n, r), scale, kind)), (m, r))):
+        start = _values(rng, shape, 1.0, "normal")
+        out, ref = start.copy(), start.copy()
+        kernel(*args, out)
+        with np.errstate(all="ignore"):
+            twin(*args, ref)
+        with np.errstate(over="ignore"):  # each entry: at most n + m terms, each |shift| + 1 times
+            bound = np.abs(start) + ((n + m + 1) * (1 + np.abs(shift).max(initial=0.0))
+                                     * np.abs(args[-1]).max(initial=0.0))
+        terms = n + m + 8
         finite = np.isfinite(bound)
         assert_twin(out[finite], ref[finite], rtol=terms * eps,
                     atol=terms * eps * bound[finite], overflow_ok=np.array(True),

@@ -120,3 +120,56 @@ class StumpsShareBoostVsLightGBM(Benchmark):
         return best["shareboost"] / best["lightgbm"]
 
     track_time_ratio.unit = "ratio"
+
+
+class ThresholdColumns(Benchmark):
+    """One fused pass (scores, loss, gradient) over selected stumps, two stores.
+
+    The refit's pass of the table above: pendigits (7,494 samples, 16
+    features), ``n_stumps`` random stumps, 10 classes, BLAS on one thread:
+
+    * ``by_feature``: the stumps given as rank codes and cuts
+      (``SelectedColumns.put_cut``, what ``DecisionStumps`` gives the path),
+      summed by feature (:mod:`mcsparse.solvers._thresholds`);
+    * ``dense``: the same stumps as plain columns, the fused dense pass (BLAS).
+
+    The sums by feature cost about one column per feature: the ratio grows
+    with the stumps per feature (the path uses them from two stumps a
+    feature on).
+    """
+
+    param_names = ["storage", "n_stumps"]
+    params = (["by_feature", "dense"], [20, 50, 100])
+    n_classes = 10
+
+    def setup(self, storage, n_stumps):
+        from threadpoolctl import threadpool_limits
+
+        from mcsparse.loss import MulticlassLogisticLoss
+        from mcsparse.solvers._design import SelectedColumns
+
+        X, y, _, _ = _pendigits()
+        ranks, _, offsets = rank_stumps(X)
+        ranks.flags.writeable = False  # the store keeps a reference
+        rng = np.random.default_rng(0)
+        ids = rng.choice(offsets[-1], n_stumps, replace=False)
+        features = np.searchsorted(offsets, ids, side="right") - 1
+        self.store = SelectedColumns(len(y), n_stumps)
+        for j, (i, f) in enumerate(zip(ids, features)):
+            cut = int(i - offsets[f])
+            if storage == "by_feature":
+                self.store.put_cut(ranks[f], cut, j, center=True)
+            else:
+                self.store.put((ranks[f] <= cut).astype(float)[:, None], j, center=True)
+        self.args = (0.1 * rng.standard_normal((n_stumps, self.n_classes)),
+                     np.zeros(self.n_classes), MulticlassLogisticLoss(),
+                     np.asarray(y, dtype=np.intp), None,
+                     np.empty((len(y), self.n_classes)), np.empty((len(y), self.n_classes)))
+        self._limits = threadpool_limits(limits=1, user_api="blas")
+        self.store.value_grad(*self.args)  # the runs are prepared once a round
+
+    def teardown(self, storage, n_stumps):
+        self._limits.restore_original_limits()
+
+    def time_value_grad(self, storage, n_stumps):
+        self.store.value_grad(*self.args)

@@ -60,6 +60,15 @@ class CandidateFeatures(BaseEstimator):
         column store then keeps the rows and shares ``values`` (the anchor
         pieces of ``[X, 1]``) instead of copying each group's rows.
 
+    and a family of decision stumps may give
+
+    ``training_cuts(j)``
+        ``(codes, cut)`` or None: candidate ``j``'s training column is
+        ``1[codes <= cut]``, ``codes`` a read-only int32 array of shape
+        (n_samples,), the ranks or bins of one feature. ShareBoost's refit
+        then sums the stumps of each feature at once (by prefix sums)
+        instead of multiplying by each column.
+
     Families are scikit-learn estimators, so their parameters are nested
     parameters of the classifier (``features__...``).
 

@@ -473,6 +473,29 @@ class DecisionStumps(CandidateFeatures):
         self._check_scanning()
         return self._columns(self._X_fit, self._check_ids(ids, self.n_candidates_))
 
+    def training_cuts(self, stump_id):
+        """Stump ``stump_id`` on the training data as integer codes and a cut.
+
+        Parameters
+        ----------
+        stump_id : int
+            A stump id.
+
+        Returns
+        -------
+        cut : tuple (codes, cut) or None
+            ``codes``, int32 of shape (n_samples,), read-only: the ranks (or
+            bins) of the stump's feature; the stump is ``1[codes <= cut]``.
+            None when the family scans chunks (a distributed fit).
+        """
+        self._check_scanning()
+        if getattr(self, "_ranks", None) is None:
+            return None
+        stump_id = int(self._check_ids([stump_id], self.n_candidates_)[0])
+        f = int(np.searchsorted(self._offsets, stump_id, side="right") - 1)
+        self._ranks.flags.writeable = False  # the column store keeps a reference
+        return self._ranks[f], stump_id - int(self._offsets[f])
+
     def end_scan(self, ids):
         """Free the ranks and keep the stumps ``ids``.
 

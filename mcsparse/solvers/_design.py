@@ -17,7 +17,10 @@ zero on most samples, such as an anchor point's piece ``1[||x - v|| <= r]
 ``O(rows * width * n_scores)`` for it. Groups that are row subsets of one
 matrix (the anchor pieces of ``[X, 1]``) keep their row indices and share
 that matrix (``put_rows``): no copy of their values, which would hold about
-half of the training data per piece.
+half of the training data per piece. Decision stumps given as cuts of
+integer codes (``put_cut``) are stored dense and noted by feature as well:
+the fused pass then sums them feature by feature
+(:mod:`mcsparse.solvers._thresholds`).
 
 :class:`SparseColumns` is the fixed, possibly sparse, design of the
 mixed-norm path.
@@ -34,7 +37,8 @@ import scipy.sparse as sp
 
 from ..utils.validation import check_int
 from ._objective_fast import (dense_matmul, dense_rmatmul, dense_value_grad, groups_matmul,
-                              groups_rmatmul)
+                              groups_rmatmul, cuts_value_grad)
+from ._thresholds import ThresholdIndex, check_codes
 
 # A group stays dense unless at most this fraction of its rows is non-zero.
 SPARSE_ROW_FRACTION = 0.5
@@ -229,6 +233,7 @@ class SelectedColumns:
         self._blocks = [_RowBlock(int(a), int(b), capacity, self.dtype)
                         for a, b in zip(edges[:-1], edges[1:])]
         self._dense_cols = np.zeros(0, dtype=np.intp)  # W column of each dense column
+        self._thresholds = ThresholdIndex(self.n_samples)  # the stumps among them
         self._pool = None
         self.shift = np.zeros(0)
         self.scale = np.zeros(0)
@@ -371,6 +376,43 @@ class SelectedColumns:
         self._append_scales(np.zeros(width), np.abs(values[rows]).max(axis=0, initial=0.0),
                             start)
 
+    def put_cut(self, codes, cut, start, *, center=False, sample_weight=None):
+        """Store the decision stump ``1[codes <= cut]`` as column ``start``.
+
+        The column is stored dense, as ``put`` stores it; the store also keeps
+        a reference to ``codes`` and the cut. When all the columns a fused
+        pass uses are such stumps, :meth:`value_grad` sums them by feature
+        (:mod:`mcsparse.solvers._thresholds`): the stumps of one feature
+        (the same ``codes``) cost about one column.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (n_samples,), int32
+            Non-negative integer codes of one feature (its value ranks or
+            bins), read-only with the array it views (kept by reference).
+        cut : int
+            Non-negative, at most 2**31 - 1.
+        start : int
+            Index of the column, at most ``n_columns``.
+        center, sample_weight
+            As in ``put``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            If ``codes`` is not a read-only (n_samples,) int32 array of
+            non-negative codes, ``cut`` is not a non-negative int32, or
+            ``start`` or ``sample_weight`` is invalid; the store is then left
+            as it was.
+        """
+        codes = check_codes(codes, self.n_samples)
+        cut = check_int(cut, "cut", low=0)
+        if cut > np.iinfo(np.int32).max:
+            raise ValueError(f"cut must be at most {np.iinfo(np.int32).max}, got {cut}")
+        self.put((codes <= cut).astype(np.float64)[:, None], start, center=center,
+                 sample_weight=sample_weight)
+        self._thresholds.add(codes, cut, start)
+
     def _put_group(self, rows, start, stored):
         """Split the group on ``rows`` over the blocks; ``stored(b, local)`` gives its values."""
         for b in self._blocks:
@@ -405,6 +447,7 @@ class SelectedColumns:
         self.dtype = np.dtype(np.float64)
 
     def _truncate(self, start):
+        self._thresholds.truncate(start)
         keep = int(np.count_nonzero(self._dense_cols < start))
         self._dense_cols = self._dense_cols[:keep]
         for b in self._blocks:
@@ -461,13 +504,14 @@ class SelectedColumns:
         shift = self.shift[cols] if self.dtype == np.float32 else None
         return n_dense, where, shift
 
-    def _map(self, work):
-        """``[work(block) for block in blocks]``, on the threads when there are several."""
-        if self.n_threads < 2 or len(self._blocks) < 2:
-            return [work(b) for b in self._blocks]
+    def _map(self, work, items=None):
+        """``[work(item) for item in items]`` (the blocks), on threads when there are several."""
+        items = self._blocks if items is None else items
+        if self.n_threads < 2 or len(items) < 2:
+            return [work(item) for item in items]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.n_threads)
-        return list(self._pool.map(work, self._blocks))
+        return list(self._pool.map(work, items))
 
     def matmul(self, Vt, out):
         """``out = X[:, :p] @ Vt`` for ``Vt`` of shape (p, r); returns ``out`` (n_samples, r).
@@ -553,6 +597,9 @@ class SelectedColumns:
         p = self._check_p(Wt.shape[0] if Wt.ndim == 2 else -1, "Wt")
         k = Wt.shape[1]
         intercept = np.ascontiguousarray(intercept, dtype=np.float64)
+        if self._thresholds.pays(p):
+            return self._cuts_value_grad(Wt, intercept, loss, y, sample_weight, scores,
+                                         residual)
         n_dense, where, shift = self._dense_part(p)
         Vd = np.ascontiguousarray(Wt[where])
 
@@ -580,6 +627,28 @@ class SelectedColumns:
         parts = self._map(work)
         return (sum(v for v, _, _ in parts), sum(g for _, g, _ in parts),
                 sum(g for _, _, g in parts))
+
+    def _cuts_value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
+        """``value_grad`` when the first ``p`` columns are all stumps: sums by feature."""
+        p, k = Wt.shape
+
+        def work(item):
+            b, (slots, run_start, cols, shift, order, ends) = item
+            rows = slice(b.start, b.stop)
+            w = None if sample_weight is None else sample_weight[rows]
+            grad, g_b = np.empty((p, k)), np.empty(k)
+            value = cuts_value_grad(slots, order, ends, run_start, cols, shift, Wt, intercept,
+                                    y[rows], w, loss.margin, loss.binary, scores[rows],
+                                    residual[rows], grad, g_b)
+            return value, grad, g_b
+
+        parts = self._map(work, self._prepared_cuts(p))
+        return (sum(v for v, _, _ in parts), sum(g for _, g, _ in parts),
+                sum(g for _, _, g in parts))
+
+    def _prepared_cuts(self, p):
+        """``(block, its runs' arrays)`` pairs of the first ``p`` columns, all stumps."""
+        return list(zip(self._blocks, self._thresholds.prepare(p, self._blocks, self.shift)))
 
     @staticmethod
     def _groups_matmul(b, Vt, out):

@@ -12,7 +12,7 @@
 # The plain-NumPy twins are in mcsparse.solvers._design.
 
 from libc.limits cimport INT_MAX
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemm
 
@@ -528,3 +528,285 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
     free(xbuf)
     free(tmp)
     free(packed)
+
+
+# -- threshold columns: nested stumps by prefix sums ---------------------------
+#
+# A threshold column is ``1[code_i <= cut] - shift``: a decision stump on the
+# rank (or bin) codes of one feature, centred. The stumps of one feature
+# sorted by cut form a *run*; a sample whose code lies above b of the run's
+# cuts is in the run's stumps b, b + 1, ... only. Its *slot* in the run is b
+# (``run_start[q] + q + b`` over all runs). So the scores that the run adds
+# are one row of the suffix sums of its coefficients, and its gradient rows
+# are the prefix sums of the histogram of M over its slots: O(n_rows *
+# n_scores) a run, whatever the number of its stumps.
+
+cdef enum:
+    SLOT_LANES = 12  # scores summed in registers at a time (a row of the tables)
+    HIST_COPIES = 4  # histograms filled side by side
+
+
+cdef int _check_runs(const intp_t[::1] run_start, const intp_t[::1] cols,
+                     const double[::1] shift, intp_t p, intp_t n_runs) except -1:
+    cdef intp_t q, l, m = cols.shape[0]
+    if run_start.shape[0] != n_runs + 1:
+        raise ValueError(f"run_start must have {n_runs + 1} entries ({n_runs} runs), got "
+                         f"{run_start.shape[0]}")
+    if shift.shape[0] != m:
+        raise ValueError("cols and shift must have the same length")
+    if n_runs and (run_start[0] != 0 or run_start[n_runs] != m):
+        raise ValueError(f"run_start must go from 0 to {m} (the stumps)")
+    if not n_runs and m:
+        raise ValueError(f"{m} stumps in no run")
+    for q in range(n_runs):
+        if run_start[q + 1] <= run_start[q]:
+            raise ValueError("run_start must be increasing (every run has a stump)")
+    for l in range(m):
+        if cols[l] < 0 or cols[l] >= p:
+            raise ValueError(f"cols[{l}]={cols[l]} is outside [0, p={p})")
+    return 0
+
+
+cdef double* _slot_table(intp_t n_rows_table, intp_t stride) except NULL:
+    cdef double* table = <double*> calloc(n_rows_table * stride + 1, sizeof(double))
+    if table == NULL:
+        raise MemoryError()
+    return table
+
+
+cdef inline intp_t _stride(intp_t r) noexcept nogil:
+    return (r + SLOT_LANES - 1) // SLOT_LANES * SLOT_LANES
+
+
+cdef void _slots_add(const int[:, ::1] slots, const intp_t[::1] run_start,
+                     const intp_t[::1] cols, const double[::1] shift,
+                     const double[:, ::1] Vt, double[:, ::1] out, double* table) noexcept nogil:
+    """The body of :func:`slots_matmul`; ``table`` zeroed, (m + n_runs) x stride."""
+    cdef intp_t n = out.shape[0], r = Vt.shape[1], m = cols.shape[0], n_runs = slots.shape[1]
+    cdef intp_t i, c, c0, w, l, q, b, stride = _stride(r)
+    cdef size_t lo, length, u
+    cdef double* row
+    cdef double a[SLOT_LANES]
+    cdef double centre
+    for q in range(n_runs):  # suffix sums of each run
+        row = table + (run_start[q] + q) * stride
+        for b in range(run_start[q + 1] - run_start[q] - 1, -1, -1):
+            for c in range(r):
+                row[b * stride + c] = row[(b + 1) * stride + c] + Vt[cols[run_start[q] + b], c]
+    for c in range(r):  # the centring, in the first run's rows: once per sample
+        centre = 0.0
+        for l in range(m):
+            centre -= shift[l] * Vt[cols[l], c]
+        for b in range(run_start[1] + 1):
+            table[b * stride + c] += centre
+    c0 = 0
+    while c0 < r:
+        w = min(<intp_t> SLOT_LANES, r - c0)
+        for i in range(n):
+            for c in range(SLOT_LANES):
+                a[c] = 0.0
+            for q in range(n_runs):
+                # the slot, clamped to the run's rows without a branch (as unsigned,
+                # a slot below them is above)
+                lo = <size_t> (run_start[q] + q)
+                length = <size_t> (run_start[q + 1] - run_start[q])
+                u = <size_t> slots[i, q] - lo
+                row = table + <intp_t> (lo + (u if u < length else length)) * stride + c0
+                for c in range(SLOT_LANES):
+                    a[c] += row[c]
+            for c in range(w):
+                out[i, c0 + c] += a[c]
+        c0 += SLOT_LANES
+
+
+cdef void _sorted_sums(const int[:, ::1] order, const intp_t[::1] ends,
+                       const intp_t[::1] run_start, const intp_t[::1] cols,
+                       const double[::1] shift, const double[:, ::1] M, double[:, ::1] out,
+                       double* padded) noexcept nogil:
+    """The body of :func:`sorted_rmatmul`; ``padded`` zeroed, (n + 1) x stride."""
+    cdef intp_t n = M.shape[0], r = M.shape[1], n_runs = order.shape[0]
+    cdef intp_t i, j, c, c0, l, q, stride = _stride(r)
+    cdef size_t u, last = <size_t> (n - 1 if n else 0)
+    cdef double* total = padded + n * stride
+    cdef const double* src
+    cdef double a[SLOT_LANES]
+    for i in range(n):  # M's rows padded to the stride: constant-length inner loops
+        for c in range(r):
+            padded[i * stride + c] = M[i, c]
+            total[c] += M[i, c]
+    for q in range(n_runs):
+        c0 = 0
+        while c0 < r:
+            for c in range(SLOT_LANES):
+                a[c] = 0.0
+            j = 0
+            for l in range(run_start[q], run_start[q + 1]):
+                while j < ends[l]:
+                    u = <size_t> order[q, j]
+                    src = padded + <intp_t> (u if u < last else last) * stride + c0
+                    for c in range(SLOT_LANES):
+                        a[c] += src[c]
+                    j += 1
+                for c in range(min(<intp_t> SLOT_LANES, r - c0)):
+                    out[cols[l], c0 + c] = a[c] - shift[l] * total[c0 + c]
+            c0 += SLOT_LANES
+
+
+cdef int _check_sorted(const int[:, ::1] order, const intp_t[::1] ends,
+                       const intp_t[::1] run_start, intp_t n) except -1:
+    cdef intp_t q, l
+    if order.shape[1] != n:
+        raise ValueError(f"order has {order.shape[1]} rows per run, expected {n}")
+    if ends.shape[0] != run_start[run_start.shape[0] - 1]:
+        raise ValueError("cols and ends must have the same length")
+    for q in range(order.shape[0]):
+        for l in range(run_start[q], run_start[q + 1]):
+            if ends[l] < 0 or ends[l] > n or (l > run_start[q] and ends[l] < ends[l - 1]):
+                raise ValueError(f"ends must be non-decreasing in [0, {n}] within each run, "
+                                 f"got ends[{l}]={ends[l]}")
+    return 0
+
+
+def slots_matmul(const int[:, ::1] slots not None, const intp_t[::1] run_start not None,
+                 const intp_t[::1] cols not None, const double[::1] shift not None,
+                 const double[:, ::1] Vt not None, double[:, ::1] out not None):
+    """``out[i] += sum_q table[slots[i, q]]``: the scores of threshold columns.
+
+    Run ``q`` holds the stumps ``run_start[q] .. run_start[q + 1] - 1`` of one
+    feature, sorted by cut, and the table rows ``run_start[q] + q + b`` for
+    b = 0 .. its length: row b is the sum of ``Vt[cols[l]]`` over the run's
+    stumps from b on. The centring, ``-sum_l shift[l] Vt[cols[l]]``, is added
+    to every row once.
+
+    Parameters
+    ----------
+    slots : ndarray of shape (n_rows, n_runs), int32, C order
+        Each row's table row in each run (clamped to the run's rows).
+    run_start : ndarray of shape (n_runs + 1,), intp
+        First stump of each run, from 0 to m.
+    cols : ndarray of shape (m,), intp
+        Each stump's column (row of ``Vt``).
+    shift : ndarray of shape (m,), float64
+        Each stump's centring.
+    Vt : ndarray of shape (p, r), float64, C order
+    out : ndarray of shape (n_rows, r), float64, C order, added to
+    """
+    cdef intp_t n = out.shape[0], r = Vt.shape[1], m = cols.shape[0]
+    cdef double* table
+    if out.shape[1] != r:
+        raise ValueError("Vt and out have different numbers of columns")
+    if slots.shape[0] != n:
+        raise ValueError(f"slots has {slots.shape[0]} rows, expected {n}")
+    _check_runs(run_start, cols, shift, Vt.shape[0], slots.shape[1])
+    _check_distinct(Vt.base, out.base, "Vt")
+    if m == 0 or r == 0 or n == 0:
+        return
+    table = _slot_table(m + slots.shape[1], _stride(r))
+    with nogil:
+        _slots_add(slots, run_start, cols, shift, Vt, out, table)
+    free(table)
+
+
+def sorted_rmatmul(const int[:, ::1] order not None, const intp_t[::1] ends not None,
+                   const intp_t[::1] run_start not None, const intp_t[::1] cols not None,
+                   const double[::1] shift not None, const double[:, ::1] M not None,
+                   double[:, ::1] out not None):
+    """``out[cols[l]] = sum_{j < ends[l]} M[order[q, j]] - shift[l] sum_i M[i]``.
+
+    The gradient rows of threshold columns: run ``q``'s rows sorted by code
+    (``order[q]``), stump ``l`` of the run holds the first ``ends[l]`` of them
+    (the codes at most its cut), so its row is a running sum of ``M`` over
+    that order, read at ``ends[l]``.
+
+    Parameters
+    ----------
+    order : ndarray of shape (n_runs, n_rows), int32, C order
+        Each run's rows sorted by code (indices out of [0, n_rows) are clamped).
+    ends : ndarray of shape (m,), intp
+        Non-decreasing within each run, at most n_rows.
+    run_start, cols, shift
+        As in :func:`slots_matmul`.
+    M : ndarray of shape (n_rows, r), float64, C order
+    out : ndarray of shape (p, r), float64, C order; the stumps' rows are
+        overwritten, the others left as they are
+    """
+    cdef intp_t n = M.shape[0], r = M.shape[1], m = cols.shape[0]
+    cdef double* padded
+    if out.shape[1] != r:
+        raise ValueError("M and out have different numbers of columns")
+    _check_runs(run_start, cols, shift, out.shape[0], order.shape[0])
+    _check_sorted(order, ends, run_start, n)
+    _check_distinct(M.base, out.base, "M")
+    if m == 0 or r == 0:
+        return
+    padded = _slot_table(n + 1, _stride(r))
+    with nogil:
+        _sorted_sums(order, ends, run_start, cols, shift, M, out, padded)
+    free(padded)
+
+
+def cuts_value_grad(const int[:, ::1] slots not None, const int[:, ::1] order not None,
+                    const intp_t[::1] ends not None, const intp_t[::1] run_start not None,
+                    const intp_t[::1] cols not None, const double[::1] shift not None,
+                    const double[:, ::1] Wt not None, const double[::1] intercept not None,
+                    const intp_t[::1] y not None, const double[::1] sample_weight,
+                    double margin, bint binary,
+                    double[:, ::1] scores not None, double[:, ::1] residual not None,
+                    double[:, ::1] grad_Wt not None, double[::1] grad_intercept not None):
+    """The fused pass over threshold columns: :func:`dense_value_grad`'s outputs.
+
+    ``scores = intercept`` plus :func:`slots_matmul`; the loss kernel gives
+    ``residual`` and the loss sum; :func:`sorted_rmatmul` of the residual
+    gives ``grad_Wt`` (rows not in ``cols`` are zero).
+
+    Parameters
+    ----------
+    slots, order, ends, run_start, cols, shift
+        As in :func:`slots_matmul` and :func:`sorted_rmatmul`.
+    Wt, intercept, y, sample_weight, margin, binary, scores, residual, grad_Wt, grad_intercept
+        As in :func:`dense_value_grad`, with ``p = Wt.shape[0]``.
+
+    Returns
+    -------
+    loss_sum : float
+    """
+    cdef intp_t n = scores.shape[0], k = Wt.shape[1], p = Wt.shape[0], r, c, n_labels
+    cdef double total
+    cdef double* table
+    cdef double* padded
+    if (intercept.shape[0] != k or y.shape[0] != n or scores.shape[1] != k
+            or residual.shape[0] != n or residual.shape[1] != k or grad_Wt.shape[0] != p
+            or grad_Wt.shape[1] != k or grad_intercept.shape[0] != k):
+        raise ValueError("the arrays of the fused pass have inconsistent shapes")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("sample_weight has the wrong length")
+    if binary and k != 1:
+        raise ValueError(f"the binary logistic loss takes one score per row, got {k}")
+    if slots.shape[0] != n or slots.shape[1] != order.shape[0]:
+        raise ValueError("slots and order must have one row per row and per run")
+    _check_runs(run_start, cols, shift, p, slots.shape[1])
+    _check_sorted(order, ends, run_start, n)
+    n_labels = 2 if binary else k
+    for r in range(n):
+        if y[r] < 0 or y[r] >= n_labels:
+            raise ValueError(f"label y[{r}]={y[r]} is outside [0, {n_labels})")
+    table = _slot_table(cols.shape[0] + slots.shape[1], _stride(k))
+    padded = _slot_table(n + 1, _stride(k))
+    with nogil:
+        for r in range(n):
+            for c in range(k):
+                scores[r, c] = intercept[c]
+        for c in range(k):
+            grad_intercept[c] = 0.0
+        for r in range(p):
+            for c in range(k):
+                grad_Wt[r, c] = 0.0
+        if cols.shape[0]:
+            _slots_add(slots, run_start, cols, shift, Wt, scores, table)
+        total = rows_loss_grad(scores, y, sample_weight, sample_weight is not None, margin,
+                               binary, residual, grad_intercept, 0, n)
+        if cols.shape[0]:
+            _sorted_sums(order, ends, run_start, cols, shift, residual, grad_Wt, padded)
+    free(table)
+    free(padded)
+    return total

@@ -303,6 +303,14 @@ class _PathState:
         where the store can (``put_rows``); others as its training block.
         """
         kw = dict(center=self.fit_intercept, sample_weight=self.sample_weight)
+        if hasattr(self.features, "training_cuts") and hasattr(self.columns, "put_cut"):
+            cut = self._training_cuts(j)
+            if cut is not None:
+                try:
+                    return self.columns.put_cut(*cut, start, **kw)
+                except (TypeError, ValueError) as exc:
+                    name = f"{type(self.features).__name__}.training_cuts({j})"
+                    raise type(exc)(f"{name}: {exc}") from None
         if not (hasattr(self.features, "training_rows") and hasattr(self.columns, "put_rows")):
             return self.columns.put(self.block(j), start, **kw)
         name = f"{type(self.features).__name__}.training_rows({j})"
@@ -311,6 +319,23 @@ class _PathState:
             self.columns.put_rows(rows, values, start, **kw)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{name}: {exc}") from None
+
+    def _training_cuts(self, j):
+        """Stump ``j`` as ``(codes, cut)``, checked against its training column, or None."""
+        name = f"{type(self.features).__name__}.training_cuts({j})"
+        out = self.features.training_cuts(j)
+        if out is None:
+            return None
+        try:
+            codes, cut = out
+            column = (np.asarray(codes) <= cut)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must return a pair (codes, cut) or None, got "
+                             f"{type(out).__name__}") from None
+        if self.width(j) != 1 or column.shape != (self.columns.n_samples,) \
+                or not np.array_equal(column, self.block(j)[:, 0]):
+            raise ValueError(f"{name} disagrees with training_columns([{j}])")
+        return codes, cut
 
     def _training_rows(self, j, name):
         """Candidate ``j`` as ``(rows, values)``, checked against its training block."""
