@@ -278,17 +278,87 @@ def test_store_put_cut_refuses_bad_input(codes, cut, error, match):
     assert store.n_columns == 1 and store._thresholds._cuts == []
 
 
-def test_index_identifies_codes_by_content():
+def test_index_groups_stumps_by_the_memory_of_their_codes():
     rng = np.random.default_rng(8)
     codes = _read_only(rng.integers(0, 5, size=(2, 30)).astype(np.int32))
     index = ThresholdIndex(30)
     index.add(codes[0], 1, 0)
-    index.add(_read_only(codes[0].copy()), 2, 1)  # the same feature, another array
+    index.add(codes[0], 2, 1)  # another view of the same memory: the same run
     index.add(codes[1], 1, 2)
-    assert len(index._codes) == 2 and [key for _, key, _ in index._cuts] == [0, 0, 1]
+    index.add(_read_only(codes[1].copy()), 3, 3)  # equal codes elsewhere: another run
+    assert len(index._codes) == 3 and [key for _, key, _ in index._cuts] == [0, 0, 1, 2]
+
+
+def test_store_refuses_codes_whose_memory_can_change():
+    """A read-only view of a writeable buffer or array is not read-only memory."""
+    buffer = bytearray(np.zeros(10, dtype=np.int32).tobytes())
+    views = [np.frombuffer(buffer, dtype=np.int32),
+             np.lib.stride_tricks.as_strided(np.zeros(20, dtype=np.int32), (10,), (8,))]
+    store = SelectedColumns(10, 2)
+    for codes in views:
+        codes.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            store.put_cut(codes, 0, 0)
+    store.put_cut(np.frombuffer(bytes(buffer), dtype=np.int32), 0, 0)  # bytes: read-only
+    assert store.n_columns == 1
+
+
+def test_kernels_refuse_outputs_that_overlap_their_inputs():
+    """Indices that the output overwrites while the kernel reads them: refused, no crash."""
+    rng = np.random.default_rng(10)
+    codes, features, cuts, shift = _stumps(rng, 8, 2, 2)
+    slots, run_start, cols, sh, order, ends, _ = _runs(codes, features, cuts, shift)
+    out = np.zeros((2, 2))
+    aliased = out.reshape(-1).view(np.intp)[:2]
+    aliased[:] = ends
+    with pytest.raises(ValueError, match="ends and out overlap"):
+        sorted_rmatmul(order, aliased, run_start, cols, sh, rng.standard_normal((8, 2)), out)
+    scores = np.zeros((8, 2))
+    cols_in_scores = scores.reshape(-1).view(np.intp)[:2]
+    cols_in_scores[:] = cols
+    with pytest.raises(ValueError, match="cols and scores overlap"):
+        cuts_value_grad(slots, order, ends, run_start, cols_in_scores, sh, np.ones((2, 2)),
+                        np.zeros(2), np.zeros(8, dtype=np.intp), None, 1.0, False, scores,
+                        np.zeros((8, 2)), np.zeros((2, 2)), np.zeros(2))
+    memory = np.zeros(16)
+    slots_in_out = memory.view(np.int32)[:slots.size].reshape(slots.shape)
+    slots_in_out[:] = slots
+    with pytest.raises(ValueError, match="slots and out overlap"):
+        slots_matmul(slots_in_out, run_start, cols, sh, np.ones((2, 2)), memory.reshape(8, 2))
+
+
+def test_kernels_refuse_run_start_without_runs():
+    empty = np.zeros(0, dtype=np.intp)
+    with pytest.raises(ValueError, match="run_start must go from 0"):
+        slots_matmul(np.zeros((3, 0), dtype=np.int32), np.array([99], dtype=np.intp), empty,
+                     np.zeros(0), np.zeros((0, 2)), np.zeros((3, 2)))
 
 
 # --- the stump family and ShareBoost -------------------------------------------------
+
+def test_family_codes_on_float32_neighbours():
+    """A threshold halfway between two adjacent float32 values: codes and columns agree."""
+    one = np.float32(1)
+    u = np.nextafter(one, np.float32(2)) - one
+    X = np.array([[one], [one + u], [one + 2 * u], [one + 2 * u]], dtype=np.float32)
+    for max_bins in (None, 8):
+        family = DecisionStumps(max_bins=max_bins).fit(X)
+        for j in range(family.n_candidates_):
+            codes, cut = family.training_cuts(j)
+            column = family.training_columns([j])[:, 0]
+            np.testing.assert_array_equal((codes <= cut).astype(float), column)
+            assert 0 < column.sum() < 4  # a real cut, not all ones
+    clf = ShareBoostClassifier(n_features_to_select=1, features="stumps").fit(X, [0, 0, 1, 1])
+    np.testing.assert_array_equal(clf.predict(X), [0, 0, 1, 1])
+
+
+def test_family_codes_take_one_integer_id():
+    family = DecisionStumps().fit(np.arange(12.0).reshape(6, 2))
+    for bad, error in (([1, 2], TypeError), (1.0, TypeError), (-1, ValueError),
+                       (family.n_candidates_, ValueError)):
+        with pytest.raises(error, match="stump_id"):
+            family.training_cuts(bad)
+
 
 @pytest.mark.parametrize("max_bins", [None, 4])
 def test_family_codes_give_its_columns(max_bins):

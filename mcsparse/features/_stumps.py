@@ -450,7 +450,10 @@ class DecisionStumps(CandidateFeatures):
             v = X[:, f]
             if sp.issparse(v):
                 v = v.toarray().ravel()
-            out[:, c] = v <= theta
+            # in float64, as the thresholds and the scan's ranks: NumPy would
+            # compare float32 values with theta rounded to float32, which may
+            # round it up to the next value
+            out[:, c] = np.asarray(v, dtype=np.float64) <= theta
         return out
 
     def _candidate_name(self, j, input_names):
@@ -491,7 +494,7 @@ class DecisionStumps(CandidateFeatures):
         self._check_scanning()
         if getattr(self, "_ranks", None) is None:
             return None
-        stump_id = int(self._check_ids([stump_id], self.n_candidates_)[0])
+        stump_id = check_int(stump_id, "stump_id", low=0, high=self.n_candidates_ - 1)
         f = int(np.searchsorted(self._offsets, stump_id, side="right") - 1)
         self._ranks.flags.writeable = False  # the column store keeps a reference
         return self._ranks[f], stump_id - int(self._offsets[f])

@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils.validation import check_int
+from ..utils.validation import check_int, may_be_written
 from ._objective_fast import (dense_matmul, dense_rmatmul, dense_value_grad, groups_matmul,
                               groups_rmatmul, cuts_value_grad)
 from ._thresholds import ThresholdIndex, check_codes
@@ -179,15 +179,6 @@ def _check_weights(sample_weight, n_samples):
     if not np.isfinite(w).all() or (w < 0).any() or (n_samples and not w.sum() > 0):
         raise ValueError("sample_weight must be finite, non-negative, with a positive sum")
     return w
-
-
-def _writeable(array):
-    """Whether ``array`` or an array it views can be written to."""
-    while isinstance(array, np.ndarray):
-        if array.flags.writeable:
-            return True
-        array = array.base
-    return False
 
 
 class SelectedColumns:
@@ -361,7 +352,7 @@ class SelectedColumns:
         if not (isinstance(values, np.ndarray) and values.dtype == np.float64
                 and values.flags.c_contiguous and values.ndim == 2):
             raise TypeError("values must be a C-contiguous 2-D float64 array")
-        if _writeable(values):
+        if may_be_written(values):
             raise ValueError("values must be read-only (it and the arrays it views): the "
                              "store keeps a reference to it, not a copy; put stores a copy")
         values = check_block(values, start, self.n_samples, self.n_columns)

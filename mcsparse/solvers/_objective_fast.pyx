@@ -197,6 +197,11 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
     for r in range(n):
         if y[r] < 0 or y[r] >= n_labels:
             raise ValueError(f"label y[{r}]={y[r]} is outside [0, {n_labels})")
+    _check_apart(((X.base, "X"), (None if shift is None else shift.base, "shift"),
+                  (Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
+                  (None if sample_weight is None else sample_weight.base, "sample_weight")),
+                 ((scores.base, "scores"), (residual.base, "residual"),
+                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
     cdef int k_ = <int> k, n_, p_ = <int> p, ld
     cdef double one = 1.0, zero = 0.0, beta = 0.0, total = 0.0
     cdef bint weighted = sample_weight is not None
@@ -408,6 +413,21 @@ cdef _Group* _prepare(list groups, intp_t p, intp_t n_out, intp_t r, str name, l
     return packed
 
 
+cdef _check_apart(tuple inputs, tuple outputs):
+    """ValueError if an output may share memory with an input or another output.
+
+    The kernels read their inputs (indices among them) while they write the
+    outputs without the GIL: an overlap would change what they read.
+    """
+    cdef Py_ssize_t i, j
+    for i in range(len(outputs)):
+        out, out_name = outputs[i]
+        for a, name in inputs + outputs[i + 1:]:
+            if a is not None and np.may_share_memory(a, out):
+                raise ValueError(f"{name} and {out_name} overlap in memory: the pass "
+                                 "needs distinct arrays")
+
+
 cdef _check_distinct(a, out, str name):
     """ValueError if ``a`` and ``out`` may overlap (the chunks would read what they wrote)."""
     if np.may_share_memory(a, out):
@@ -554,10 +574,8 @@ cdef int _check_runs(const intp_t[::1] run_start, const intp_t[::1] cols,
                          f"{run_start.shape[0]}")
     if shift.shape[0] != m:
         raise ValueError("cols and shift must have the same length")
-    if n_runs and (run_start[0] != 0 or run_start[n_runs] != m):
+    if run_start[0] != 0 or run_start[n_runs] != m:
         raise ValueError(f"run_start must go from 0 to {m} (the stumps)")
-    if not n_runs and m:
-        raise ValueError(f"{m} stumps in no run")
     for q in range(n_runs):
         if run_start[q + 1] <= run_start[q]:
             raise ValueError("run_start must be increasing (every run has a stump)")
@@ -698,7 +716,8 @@ def slots_matmul(const int[:, ::1] slots not None, const intp_t[::1] run_start n
     if slots.shape[0] != n:
         raise ValueError(f"slots has {slots.shape[0]} rows, expected {n}")
     _check_runs(run_start, cols, shift, Vt.shape[0], slots.shape[1])
-    _check_distinct(Vt.base, out.base, "Vt")
+    _check_apart(((slots.base, "slots"), (run_start.base, "run_start"), (cols.base, "cols"),
+                  (shift.base, "shift"), (Vt.base, "Vt")), ((out.base, "out"),))
     if m == 0 or r == 0 or n == 0:
         return
     table = _slot_table(m + slots.shape[1], _stride(r))
@@ -736,7 +755,9 @@ def sorted_rmatmul(const int[:, ::1] order not None, const intp_t[::1] ends not 
         raise ValueError("M and out have different numbers of columns")
     _check_runs(run_start, cols, shift, out.shape[0], order.shape[0])
     _check_sorted(order, ends, run_start, n)
-    _check_distinct(M.base, out.base, "M")
+    _check_apart(((order.base, "order"), (ends.base, "ends"), (run_start.base, "run_start"),
+                  (cols.base, "cols"), (shift.base, "shift"), (M.base, "M")),
+                 ((out.base, "out"),))
     if m == 0 or r == 0:
         return
     padded = _slot_table(n + 1, _stride(r))
@@ -790,6 +811,12 @@ def cuts_value_grad(const int[:, ::1] slots not None, const int[:, ::1] order no
     for r in range(n):
         if y[r] < 0 or y[r] >= n_labels:
             raise ValueError(f"label y[{r}]={y[r]} is outside [0, {n_labels})")
+    _check_apart(((slots.base, "slots"), (order.base, "order"), (ends.base, "ends"),
+                  (run_start.base, "run_start"), (cols.base, "cols"), (shift.base, "shift"),
+                  (Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
+                  (None if sample_weight is None else sample_weight.base, "sample_weight")),
+                 ((scores.base, "scores"), (residual.base, "residual"),
+                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
     table = _slot_table(cols.shape[0] + slots.shape[1], _stride(k))
     padded = _slot_table(n + 1, _stride(k))
     with nogil:

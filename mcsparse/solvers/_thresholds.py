@@ -29,6 +29,8 @@ The plain-NumPy twins of the two kernels are here.
 
 import numpy as np
 
+from ..utils.validation import may_be_written
+
 #: Most features per stump for the sums by feature: on pendigits they match the
 #: fused dense pass at about two stumps a feature and win above it.
 RUNS_PER_COLUMN = 0.5
@@ -74,10 +76,8 @@ def check_codes(codes, n_samples):
                         f"{getattr(codes, 'dtype', type(codes).__name__)}")
     if codes.shape != (n_samples,):
         raise ValueError(f"codes must have shape ({n_samples},), got {codes.shape}")
-    if codes.flags.writeable or (codes.base is not None
-                                 and getattr(codes.base, "flags", None) is not None
-                                 and codes.base.flags.writeable):
-        raise ValueError("codes must be read-only (it and the array it views): the store "
+    if may_be_written(codes):
+        raise ValueError("codes must be read-only (it and the memory it views): the store "
                          "keeps a reference to it")
     if n_samples and codes.min() < 0:
         raise ValueError(f"codes must be non-negative, got {codes.min()}")
@@ -109,9 +109,9 @@ class ThresholdIndex:
         """Note that column ``start`` is ``1[codes <= cut]`` (both checked by the caller)."""
         self.truncate(start)
         for key, known in enumerate(self._codes):
-            # the same read-only memory, or the same codes
-            if (known.__array_interface__ == codes.__array_interface__
-                    or np.array_equal(known, codes)):
+            # the same read-only memory: the same feature (other codes, even
+            # equal ones, make another run: the sums are the same)
+            if known.__array_interface__ == codes.__array_interface__:
                 break
         else:
             key = len(self._codes)
@@ -145,6 +145,8 @@ class ThresholdIndex:
                     + (np.ascontiguousarray(shift[cols]),) for b in blocks]
         self._prepared = (p, [(slots, run_start, cols, sh, order, ends)
                               for slots, order, ends, sh in prepared])
+        used = set(keys.tolist())  # the sorted orders of the features in use only
+        self._orders = {k: v for k, v in self._orders.items() if k[1] in used}
         return self._prepared[1]
 
     def _prepare_block(self, b, keys, cut_values, run_start):

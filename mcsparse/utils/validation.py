@@ -150,6 +150,41 @@ def check_int(value, name, *, low=None, high=None):
     return int(value)
 
 
+def may_be_written(array):
+    """Whether the memory of ``array`` can be written through it or what it views.
+
+    Follows the chain of bases: an ndarray by its ``writeable`` flag, an
+    object with ``__array_interface__`` (``as_strided``'s) by its read-only
+    flag, any other buffer (``bytearray``, ``memoryview``, ``mmap``) by
+    ``memoryview(base).readonly``; an object that is none of these counts as
+    writeable.
+
+    Parameters
+    ----------
+    array : ndarray
+        The array a store would keep by reference.
+
+    Returns
+    -------
+    writeable : bool
+    """
+    obj = array
+    while obj is not None:
+        if isinstance(obj, np.ndarray):
+            if obj.flags.writeable:
+                return True
+        elif hasattr(obj, "__array_interface__"):
+            if not obj.__array_interface__["data"][1]:
+                return True
+        else:
+            try:
+                return not memoryview(obj).readonly
+            except TypeError:
+                return True
+        obj = getattr(obj, "base", None)
+    return False
+
+
 def check_n_jobs(n_jobs):
     """``n_jobs`` as the number of threads to use (joblib's convention).
 
