@@ -281,7 +281,7 @@ def test_store_put_cut_refuses_bad_input(codes, cut, error, match):
 def test_index_groups_stumps_by_the_memory_of_their_codes():
     rng = np.random.default_rng(8)
     codes = _read_only(rng.integers(0, 5, size=(2, 30)).astype(np.int32))
-    index = ThresholdIndex(30)
+    index = ThresholdIndex()
     index.add(codes[0], 1, 0)
     index.add(codes[0], 2, 1)  # another view of the same memory: the same run
     index.add(codes[1], 1, 2)

@@ -496,7 +496,9 @@ class DecisionStumps(CandidateFeatures):
             return None
         stump_id = check_int(stump_id, "stump_id", low=0, high=self.n_candidates_ - 1)
         f = int(np.searchsorted(self._offsets, stump_id, side="right") - 1)
-        self._ranks.flags.writeable = False  # the column store keeps a reference
+        # the column store keeps a reference (here, not in fit: an unpickled
+        # family's ranks are writeable again)
+        self._ranks.flags.writeable = False
         return self._ranks[f], stump_id - int(self._offsets[f])
 
     def end_scan(self, ids):

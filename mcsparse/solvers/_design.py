@@ -181,6 +181,12 @@ def _check_weights(sample_weight, n_samples):
     return w
 
 
+def _sum_parts(parts):
+    """The blocks' ``(value, grad, grad_intercept)`` summed, in block order."""
+    return (sum(v for v, _, _ in parts), sum(g for _, g, _ in parts),
+            sum(g for _, _, g in parts))
+
+
 class SelectedColumns:
     """Growing store of the selected columns, dense or row-sparse, in row blocks.
 
@@ -224,7 +230,7 @@ class SelectedColumns:
         self._blocks = [_RowBlock(int(a), int(b), capacity, self.dtype)
                         for a, b in zip(edges[:-1], edges[1:])]
         self._dense_cols = np.zeros(0, dtype=np.intp)  # W column of each dense column
-        self._thresholds = ThresholdIndex(self.n_samples)  # the stumps among them
+        self._thresholds = ThresholdIndex()  # the stumps among them
         self._pool = None
         self.shift = np.zeros(0)
         self.scale = np.zeros(0)
@@ -397,9 +403,7 @@ class SelectedColumns:
             as it was.
         """
         codes = check_codes(codes, self.n_samples)
-        cut = check_int(cut, "cut", low=0)
-        if cut > np.iinfo(np.int32).max:
-            raise ValueError(f"cut must be at most {np.iinfo(np.int32).max}, got {cut}")
+        cut = check_int(cut, "cut", low=0, high=np.iinfo(np.int32).max)
         self.put((codes <= cut).astype(np.float64)[:, None], start, center=center,
                  sample_weight=sample_weight)
         self._thresholds.add(codes, cut, start)
@@ -615,9 +619,7 @@ class SelectedColumns:
             grad[where] = dense
             return value, grad, g_b
 
-        parts = self._map(work)
-        return (sum(v for v, _, _ in parts), sum(g for _, g, _ in parts),
-                sum(g for _, _, g in parts))
+        return _sum_parts(self._map(work))
 
     def _cuts_value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
         """``value_grad`` when the first ``p`` columns are all stumps: sums by feature."""
@@ -633,9 +635,7 @@ class SelectedColumns:
                                     residual[rows], grad, g_b)
             return value, grad, g_b
 
-        parts = self._map(work, self._prepared_cuts(p))
-        return (sum(v for v, _, _ in parts), sum(g for _, g, _ in parts),
-                sum(g for _, _, g in parts))
+        return _sum_parts(self._map(work, self._prepared_cuts(p)))
 
     def _prepared_cuts(self, p):
         """``(block, its runs' arrays)`` pairs of the first ``p`` columns, all stumps."""

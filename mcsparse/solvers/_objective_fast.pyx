@@ -9,7 +9,8 @@
 # gradient) read it from cache and accumulate in float64 (dgemm). An unshifted
 # float64 store is read in place.
 #
-# The plain-NumPy twins are in mcsparse.solvers._design.
+# The plain-NumPy twins are in mcsparse.solvers._design (dense and group products)
+# and mcsparse.solvers._thresholds (threshold columns).
 
 from libc.limits cimport INT_MAX
 from libc.stdlib cimport calloc, free, malloc
@@ -419,20 +420,13 @@ cdef _check_apart(tuple inputs, tuple outputs):
     The kernels read their inputs (indices among them) while they write the
     outputs without the GIL: an overlap would change what they read.
     """
-    cdef Py_ssize_t i, j
+    cdef Py_ssize_t i
     for i in range(len(outputs)):
         out, out_name = outputs[i]
         for a, name in inputs + outputs[i + 1:]:
             if a is not None and np.may_share_memory(a, out):
-                raise ValueError(f"{name} and {out_name} overlap in memory: the pass "
+                raise ValueError(f"{name} and {out_name} overlap in memory: the kernel "
                                  "needs distinct arrays")
-
-
-cdef _check_distinct(a, out, str name):
-    """ValueError if ``a`` and ``out`` may overlap (the chunks would read what they wrote)."""
-    if np.may_share_memory(a, out):
-        raise ValueError(f"{name} and out overlap in memory: the products need distinct "
-                         "arrays")
 
 
 cdef inline const double* _chunk_values(const _Group* g, intp_t j0, intp_t m,
@@ -468,7 +462,7 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
     cdef const intp_t* rows
     if out.shape[1] != Vt.shape[1]:
         raise ValueError("Vt and out have different numbers of columns")
-    _check_distinct(Vt.base, out.base, "Vt")
+    _check_apart(((Vt.base, "Vt"),), ((out.base, "out"),))
     cdef list keep = []
     cdef _Group* packed = _prepare(groups, p, out.shape[0], Vt.shape[1], "Vt", keep,
                                    &count, &xbuf, &tmp)
@@ -516,7 +510,7 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
     cdef const intp_t* rows
     if out.shape[1] != M.shape[1]:
         raise ValueError("M and out have different numbers of columns")
-    _check_distinct(M.base, out.base, "M")
+    _check_apart(((M.base, "M"),), ((out.base, "out"),))
     cdef list keep = []
     cdef _Group* packed = _prepare(groups, p, M.shape[0], M.shape[1], "M", keep,
                                    &count, &xbuf, &tmp)
@@ -558,12 +552,11 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
 # cuts is in the run's stumps b, b + 1, ... only. Its *slot* in the run is b
 # (``run_start[q] + q + b`` over all runs). So the scores that the run adds
 # are one row of the suffix sums of its coefficients, and its gradient rows
-# are the prefix sums of the histogram of M over its slots: O(n_rows *
-# n_scores) a run, whatever the number of its stumps.
+# are running sums of M over the rows sorted by code, read where the codes
+# pass each cut: O(n_rows * n_scores) a run, whatever the number of its stumps.
 
 cdef enum:
     SLOT_LANES = 12  # scores summed in registers at a time (a row of the tables)
-    HIST_COPIES = 4  # histograms filled side by side
 
 
 cdef int _check_runs(const intp_t[::1] run_start, const intp_t[::1] cols,

@@ -304,12 +304,12 @@ class _PathState:
         """
         kw = dict(center=self.fit_intercept, sample_weight=self.sample_weight)
         if hasattr(self.features, "training_cuts") and hasattr(self.columns, "put_cut"):
-            cut = self._training_cuts(j)
+            name = f"{type(self.features).__name__}.training_cuts({j})"
+            cut = self._training_cuts(j, name)
             if cut is not None:
                 try:
                     return self.columns.put_cut(*cut, start, **kw)
                 except (TypeError, ValueError) as exc:
-                    name = f"{type(self.features).__name__}.training_cuts({j})"
                     raise type(exc)(f"{name}: {exc}") from None
         if not (hasattr(self.features, "training_rows") and hasattr(self.columns, "put_rows")):
             return self.columns.put(self.block(j), start, **kw)
@@ -320,9 +320,8 @@ class _PathState:
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{name}: {exc}") from None
 
-    def _training_cuts(self, j):
+    def _training_cuts(self, j, name):
         """Stump ``j`` as ``(codes, cut)``, checked against its training column, or None."""
-        name = f"{type(self.features).__name__}.training_cuts({j})"
         out = self.features.training_cuts(j)
         if out is None:
             return None

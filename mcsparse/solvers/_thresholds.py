@@ -18,8 +18,9 @@ column (:mod:`mcsparse.solvers._objective_fast`, ``slots_matmul`` and
 
 Each costs ``O(n_samples * n_scores)`` a feature, against ``O(n_samples *
 n_scores)`` a stump for the dense products. On pendigits (16 features) the
-whole pass, loss included, takes 0.48 ms against 0.73 ms for 50 stumps and
-0.53 ms against 1.23 ms for 100 (asv ``ThresholdColumns``, one thread); the
+whole pass, loss included, takes 0.57 ms against 0.91 ms for 50 stumps and
+0.63 ms against 1.80 ms for 100 (``asv run --python=same --bench
+ThresholdColumns``, one thread, 2026-12-04); the
 store uses it from two stumps a feature on (``RUNS_PER_COLUMN``). The sums
 run in another order than the dense products: the results agree to
 rounding, and are the same whatever the number of threads.
@@ -85,16 +86,9 @@ def check_codes(codes, n_samples):
 
 
 class ThresholdIndex:
-    """The codes and cuts of a store's stump columns, and their prepared runs.
+    """The codes and cuts of a store's stump columns, and their prepared runs."""
 
-    Parameters
-    ----------
-    n_samples : int
-        Rows of every column.
-    """
-
-    def __init__(self, n_samples):
-        self.n_samples = n_samples
+    def __init__(self):
         self._codes = []  # distinct code arrays (by reference)
         self._cuts = []  # (column, index in _codes, cut), in column order
         self._orders = {}  # (block start, codes index) -> rows sorted by code, codes sorted
@@ -141,10 +135,11 @@ class ThresholdIndex:
         cols = np.array([c[2] for c in cuts], dtype=np.intp)
         starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
         run_start = np.r_[starts, len(cuts)].astype(np.intp)
-        prepared = [self._prepare_block(b, keys, cut_values, run_start)
-                    + (np.ascontiguousarray(shift[cols]),) for b in blocks]
-        self._prepared = (p, [(slots, run_start, cols, sh, order, ends)
-                              for slots, order, ends, sh in prepared])
+        shift = np.ascontiguousarray(shift[cols])
+        self._prepared = (p, [])
+        for b in blocks:
+            slots, order, ends = self._prepare_block(b, keys, cut_values, run_start)
+            self._prepared[1].append((slots, run_start, cols, shift, order, ends))
         used = set(keys.tolist())  # the sorted orders of the features in use only
         self._orders = {k: v for k, v in self._orders.items() if k[1] in used}
         return self._prepared[1]
