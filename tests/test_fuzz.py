@@ -433,8 +433,8 @@ def test_conv_max_float32_response_overflow_is_refused():
 
 
 @FUZZ
-@given(n=st.sampled_from(SIZES + [255, 257, 600]), n_groups=st.sampled_from([0, 1, 2, 5]),
-       width=st.sampled_from([0, 1, 2, 51]), r=st.sampled_from([0, 1, 3, 10]),
+@given(n=st.sampled_from(SIZES + [64, 65, 255, 257, 600]), n_groups=st.sampled_from([0, 1, 2, 5]),
+       width=st.sampled_from([0, 1, 2, 4, 5, 51]), r=st.sampled_from([0, 1, 3, 10, 12, 13]),
        scale=st.sampled_from(SCALES), kind=KINDS, indexed=st.sampled_from([None, False, True]),
        seed=SEEDS)
 @example(n=600, n_groups=2, width=51, r=10, scale=1.0, kind="normal", indexed=True, seed=0)

@@ -123,8 +123,12 @@ def _groups(n, widths, rows_per_group, rng, first=0):
 @pytest.mark.parametrize("n, widths, rows_per_group", [
     (0, [3], [0]), (1, [1], [1]), (1, [2, 1], [0, 1]), (5, [1, 4, 2], [5, 0, 3]),
     (300, [7, 51, 1], [1, 299, 150]), (2000, [51] * 6, [13, 1999, 700, 2, 0, 1000]),
+    # the C loops' edges: blocks of 4 rows (scores) and 4 columns (gradient), the
+    # rows asked for 4 to 8 ahead, 64 rows transposed at a time (gradient)
+    (200, [4, 5, 6, 7, 8], [3, 4, 7, 8, 9]), (200, [3, 2, 50], [63, 64, 65]),
+    (300, [52, 53], [128, 129]),
 ])
-@pytest.mark.parametrize("r", [1, 10, 55])
+@pytest.mark.parametrize("r", [1, 10, 12, 13, 55])  # tiles of 12 scores
 def test_group_products_match_twins(n, widths, rows_per_group, r):
     rng = np.random.default_rng(n + r + len(widths))
     groups, p = _groups(n, widths, rows_per_group, rng, first=2)
@@ -344,6 +348,21 @@ def test_group_products_hold_temporary_buffers_and_count_repeated_rows():
     groups_matmul_numpy(groups, Vt, ref)
     np.testing.assert_allclose(out, ref)
     np.testing.assert_allclose(out[1], [3.0 + 11.0, 4.0 + 16.0])  # both occurrences
+    # a row repeated inside one block of four rows and across blocks, 13 scores
+    rng = np.random.default_rng(7)
+    rows = np.array([2, 2, 2, 0, 2, 1, 1, 2, 0], dtype=np.intp)
+    for indexed in (False, True):
+        values = rng.standard_normal((9 if not indexed else 3, 5))
+        groups = [(0, rows, values, indexed)]
+        Vt, M = rng.standard_normal((5, 13)), rng.standard_normal((3, 13))
+        out, ref = np.zeros((3, 13)), np.zeros((3, 13))
+        groups_matmul(groups, Vt, out)
+        groups_matmul_numpy(groups, Vt, ref)
+        np.testing.assert_allclose(out, ref, rtol=1e-13)
+        out, ref = np.zeros((5, 13)), np.zeros((5, 13))
+        groups_rmatmul(groups, M, out)
+        groups_rmatmul_numpy(groups, M, ref)
+        np.testing.assert_allclose(out, ref, rtol=1e-13)
 
 
 def test_group_products_release_the_gil_and_thread_deterministically():

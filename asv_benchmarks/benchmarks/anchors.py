@@ -91,6 +91,19 @@ class AnchorGroupScoring(Benchmark):
     track_groups_per_second.unit = "groups/s"
 
 
+def _random_pieces(rng, n_cols):
+    """``[X, 1]`` and the rows of 300 pieces of 60,000 samples (quick: 40 of 10,000).
+
+    Each piece holds a random 40 to 50% of the samples: the selected balls of
+    the Fig. 7 fit's late rounds are nearly all the largest, and only their
+    sizes matter to the products.
+    """
+    n, n_pieces = (10_000, 40) if quick() else (60_000, 300)
+    X1 = rng.standard_normal((n, n_cols))
+    X1[:, -1] = 1.0
+    return X1, [np.flatnonzero(rng.random(n) < rng.uniform(0.4, 0.5)) for _ in range(n_pieces)]
+
+
 class AnchorPiecesPass(Benchmark):
     """One fused pass (scores, loss, gradient) over selected anchor pieces, two stores.
 
@@ -119,14 +132,12 @@ class AnchorPiecesPass(Benchmark):
     def setup(self, storage):
         from mcsparse.solvers._design import SelectedColumns
 
-        n, n_pieces = (10_000, 40) if quick() else (60_000, 300)
         rng = np.random.default_rng(0)
-        X1 = rng.standard_normal((n, self.n_cols))
-        X1[:, -1] = 1.0
+        X1, balls = _random_pieces(rng, self.n_cols)
+        n, n_pieces = len(X1), len(balls)
         X1.flags.writeable = False  # shared by the store
         self.store = SelectedColumns(n, n_pieces * self.n_cols, n_threads=2)
-        for t in range(n_pieces):
-            rows = np.flatnonzero(rng.random(n) < rng.uniform(0.4, 0.5))
+        for t, rows in enumerate(balls):
             if storage == "shared":
                 self.store.put_rows(rows, X1, t * self.n_cols)
             else:
@@ -156,3 +167,62 @@ class AnchorPiecesPass(Benchmark):
         return held / 2**20
 
     track_store_megabytes.unit = "MB"
+
+
+class AnchorPiecesProducts(Benchmark):
+    """The two products of the refit over selected anchor pieces, beside BLAS.
+
+    The shapes of :class:`AnchorPiecesPass` (300 pieces of 60,000 samples x
+    51 columns, 40 to 50% of the samples each, 10 classes), as row indices
+    into the one ``[X, 1]`` matrix, one thread:
+
+    * ``cython``: :func:`mcsparse.solvers._objective_fast.groups_matmul`
+      (scores) and ``groups_rmatmul`` (gradient rows), register-blocked C
+      loops that read the rows in place;
+    * ``blas``: the same products as NumPy writes them, one dgemm per piece
+      on its gathered rows (``X1[rows] @ Vt`` and ``X1[rows].T @ M[rows]``),
+      the store's way before the C loops.
+
+    Quick mode: 10,000 samples, 40 pieces.
+    """
+
+    param_names = ["implementation"]
+    params = (["cython", "blas"],)
+    n_cols, n_classes = 51, 10
+    timeout = 1200
+
+    def setup(self, implementation):
+        from mcsparse.solvers._objective_fast import groups_matmul, groups_rmatmul
+
+        rng = np.random.default_rng(0)
+        X1, balls = _random_pieces(rng, self.n_cols)
+        n, n_pieces = len(X1), len(balls)
+        self.groups = [(t * self.n_cols, rows, X1, True) for t, rows in enumerate(balls)]
+        self.Vt = rng.standard_normal((n_pieces * self.n_cols, self.n_classes))
+        self.M = rng.standard_normal((n, self.n_classes))
+        self.scores = np.zeros((n, self.n_classes))
+        self.grad = np.zeros_like(self.Vt)
+        if implementation == "cython":
+            self.matmul, self.rmatmul = groups_matmul, groups_rmatmul
+        else:
+            self.matmul, self.rmatmul = self._blas_matmul, self._blas_rmatmul
+        self._limits = threadpool_limits(limits=1, user_api="blas")
+
+    def teardown(self, implementation):
+        self._limits.restore_original_limits()
+
+    @staticmethod
+    def _blas_matmul(groups, Vt, out):
+        for first, rows, values, _ in groups:
+            out[rows] += values[rows] @ Vt[first:first + values.shape[1]]
+
+    @staticmethod
+    def _blas_rmatmul(groups, M, out):
+        for first, rows, values, _ in groups:
+            out[first:first + values.shape[1]] = values[rows].T @ M[rows]
+
+    def time_scores(self, implementation):
+        self.matmul(self.groups, self.Vt, self.scores)
+
+    def time_gradient(self, implementation):
+        self.rmatmul(self.groups, self.M, self.grad)

@@ -14,13 +14,23 @@
 
 from libc.limits cimport INT_MAX
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
 from mcsparse.loss._multiclass_logistic_fast cimport rows_loss_grad
 from mcsparse.utils._typedefs cimport float64_t, intp_t
+
+
+cdef extern from "_groups_kernel.h":
+    enum: MCS_TILE
+    void mcs_group_scores(const double* values, intp_t w, const intp_t* xrow,
+                          const intp_t* orow, intp_t n, const double* Vp, intp_t n_tiles,
+                          double* out, intp_t r) noexcept nogil
+    void mcs_group_grad(const double* values, intp_t w, const intp_t* xrow, intp_t n,
+                        const double* Mp, intp_t n_tiles, double* G, double* XT) noexcept nogil
+    enum: MCS_SUB
 
 ctypedef fused store_t:
     float
@@ -291,13 +301,11 @@ def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weigh
 # row i of the group is values[i] (a copy of the group's rows, len(rows) x width),
 # or, when ``indexed`` is true, values[rows[i]] (a matrix the group shares with
 # others, such as the training data of every anchor piece: no copy). The products
-# run over CHUNK_ROWS rows at a time: an indexed chunk is gathered into a buffer
-# that stays in L2, the scores are scattered and the rows of M gathered in C, and
-# each chunk is one dgemm, all without the GIL, so that the row blocks of a store
+# are register-blocked C loops (_groups_kernel.h) that read the rows in place:
+# BLAS runs these n x ~51 times ~51 x r shapes far below its peak, after a copy.
+# The gradient gathers the rows of M MCS_SUB at a time into a buffer padded to
+# whole tiles of scores. All without the GIL, so that the row blocks of a store
 # run side by side on threads.
-
-cdef enum:
-    CHUNK_ROWS = 256
 
 cdef struct _Group:
     intp_t first
@@ -312,8 +320,8 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
                           intp_t* max_width) except NULL:
     """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_width``.
 
-    ``max_width`` is the largest width of an indexed group with rows (the
-    width of the gather buffer).
+    ``max_width`` is the largest width of the packed groups (of the kernels'
+    buffers).
 
     ``keep`` receives the buffers the pointers read: the caller holds it until the
     computation ends (a group's items may be temporaries).
@@ -382,35 +390,12 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
             packed[j].indexed = indexed
             packed[j].rows = &rows[0] if rows.shape[0] else NULL
             packed[j].values = &values[0, 0] if values.shape[0] and values.shape[1] else NULL
-            if indexed and rows.shape[0] and values.shape[1] > max_width[0]:
-                max_width[0] = values.shape[1]  # the gather buffer's width
+            max_width[0] = max(max_width[0], values.shape[1])
             j += 1
     except BaseException:
         free(packed)
         raise
     count[0] = j
-    return packed
-
-
-cdef _Group* _prepare(list groups, intp_t p, intp_t n_out, intp_t r, str name, list keep,
-                      intp_t* count, double** xbuf, double** tmp) except NULL:
-    """The packed groups (:func:`_pack_groups`) and scratch buffers of CHUNK_ROWS rows.
-
-    ``xbuf`` holds a chunk of gathered values (CHUNK_ROWS x max width), ``tmp`` a
-    chunk of scores or rows of M (CHUNK_ROWS x ``r``).
-    """
-    cdef intp_t max_width
-    if r > INT_MAX:
-        raise ValueError(f"{name} has {r} columns, more than BLAS's {INT_MAX}")
-
-    cdef _Group* packed = _pack_groups(groups, p, n_out, keep, count, &max_width)
-    xbuf[0] = <double*> malloc((CHUNK_ROWS * max_width + 1) * sizeof(double))
-    tmp[0] = <double*> malloc((CHUNK_ROWS * r + 1) * sizeof(double))
-    if xbuf[0] == NULL or tmp[0] == NULL:
-        free(xbuf[0])
-        free(tmp[0])
-        free(packed)
-        raise MemoryError()
     return packed
 
 
@@ -429,15 +414,8 @@ cdef _check_apart(tuple inputs, tuple outputs):
                                  "needs distinct arrays")
 
 
-cdef inline const double* _chunk_values(const _Group* g, intp_t j0, intp_t m,
-                                        double* xbuf) noexcept nogil:
-    """The values of the group's rows ``j0 .. j0 + m`` (m x width, C order)."""
-    cdef intp_t i, w = g.width
-    if not g.indexed:
-        return g.values + j0 * w
-    for i in range(m):
-        memcpy(xbuf + i * w, g.values + g.rows[j0 + i] * w, w * sizeof(double))
-    return xbuf
+cdef inline intp_t _n_tiles(intp_t r) noexcept nogil:
+    return (r + MCS_TILE - 1) // MCS_TILE
 
 
 def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
@@ -453,39 +431,30 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
     Vt : ndarray of shape (p, r), float64, C order
     out : ndarray of shape (n_rows, r), float64, C order, added to
     """
-    cdef intp_t p = Vt.shape[0], count, g, i, c, j0, m
-    cdef int r_ = <int> Vt.shape[1], m_, w_, ldv = <int> Vt.shape[1]
-    cdef double one = 1.0, zero = 0.0
-    cdef double* xbuf
-    cdef double* tmp
-    cdef const double* x
-    cdef const intp_t* rows
+    cdef intp_t p = Vt.shape[0], r = Vt.shape[1], count, g, j, c, w
+    cdef intp_t n_tiles = _n_tiles(r), ld = MCS_TILE * n_tiles
+    cdef double* Vp
+    cdef const _Group* grp
     if out.shape[1] != Vt.shape[1]:
         raise ValueError("Vt and out have different numbers of columns")
     _check_apart(((Vt.base, "Vt"),), ((out.base, "out"),))
     cdef list keep = []
-    cdef _Group* packed = _prepare(groups, p, out.shape[0], Vt.shape[1], "Vt", keep,
-                                   &count, &xbuf, &tmp)
+    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], keep, &count, &w)
+    Vp = <double*> calloc(w * ld + 1, sizeof(double))
+    if Vp == NULL:
+        free(packed)
+        raise MemoryError()
     with nogil:
         for g in range(count):
-            w_ = <int> packed[g].width
-            if r_ == 0 or w_ == 0:
+            grp = &packed[g]
+            if r == 0 or grp.width == 0 or grp.n_rows == 0:
                 continue
-            rows = packed[g].rows
-            j0 = 0
-            while j0 < packed[g].n_rows:
-                m = min(<intp_t> CHUNK_ROWS, packed[g].n_rows - j0)
-                m_ = <int> m
-                x = _chunk_values(&packed[g], j0, m, xbuf)
-                # tmp.T (r x m) = Vt[first:].T (r x w) @ x.T (w x m)
-                dgemm("N", "N", &r_, &m_, &w_, &one, <double*> &Vt[packed[g].first, 0],
-                      &ldv, <double*> x, &w_, &zero, tmp, &r_)
-                for i in range(m):
-                    for c in range(r_):
-                        out[rows[j0 + i], c] += tmp[i * r_ + c]
-                j0 += m
-    free(xbuf)
-    free(tmp)
+            for j in range(grp.width):
+                for c in range(r):
+                    Vp[j * ld + c] = Vt[grp.first + j, c]
+            mcs_group_scores(grp.values, grp.width, grp.rows if grp.indexed else NULL,
+                             grp.rows, grp.n_rows, Vp, n_tiles, &out[0, 0], r)
+    free(Vp)
     free(packed)
 
 
@@ -501,46 +470,50 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
     out : ndarray of shape (p, r), float64, C order; the groups' rows of it
         are overwritten, the others left as they are
     """
-    cdef intp_t p = out.shape[0], count, g, i, c, j0, m
-    cdef int r_ = <int> M.shape[1], m_, w_
-    cdef double one = 1.0, zero = 0.0, beta
-    cdef double* xbuf
-    cdef double* tmp
-    cdef const double* x
-    cdef const intp_t* rows
+    cdef intp_t p = out.shape[0], r = M.shape[1], count, g, i, j, c, j0, m, w
+    cdef intp_t n_tiles = _n_tiles(r), ld = MCS_TILE * n_tiles
+    cdef double* Mp
+    cdef double* Gp
+    cdef double* XT
+    cdef const _Group* grp
     if out.shape[1] != M.shape[1]:
         raise ValueError("M and out have different numbers of columns")
     _check_apart(((M.base, "M"),), ((out.base, "out"),))
     cdef list keep = []
-    cdef _Group* packed = _prepare(groups, p, M.shape[0], M.shape[1], "M", keep,
-                                   &count, &xbuf, &tmp)
+    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], keep, &count, &w)
+    Mp = <double*> calloc(MCS_SUB * ld + 1, sizeof(double))
+    Gp = <double*> malloc((w * ld + 1) * sizeof(double))
+    XT = <double*> malloc((MCS_SUB * (w + 3) + 1) * sizeof(double))
+    if Mp == NULL or Gp == NULL or XT == NULL:
+        free(Mp)
+        free(Gp)
+        free(XT)
+        free(packed)
+        raise MemoryError()
     with nogil:
         for g in range(count):
-            w_ = <int> packed[g].width
-            if r_ == 0 or w_ == 0:
+            grp = &packed[g]
+            if r == 0 or grp.width == 0:
                 continue
-            if packed[g].n_rows == 0:
-                for i in range(packed[g].first, packed[g].first + w_):
-                    for c in range(r_):
-                        out[i, c] = 0.0
-                continue
-            rows = packed[g].rows
-            beta = 0.0
+            memset(Gp, 0, grp.width * ld * sizeof(double))
             j0 = 0
-            while j0 < packed[g].n_rows:
-                m = min(<intp_t> CHUNK_ROWS, packed[g].n_rows - j0)
-                m_ = <int> m
+            while j0 < grp.n_rows:
+                m = min(<intp_t> MCS_SUB, grp.n_rows - j0)
                 for i in range(m):
-                    for c in range(r_):
-                        tmp[i * r_ + c] = M[rows[j0 + i], c]
-                x = _chunk_values(&packed[g], j0, m, xbuf)
-                # out[first:].T (r x w) (+)= tmp.T (r x m) @ x (m x w)
-                dgemm("N", "T", &r_, &w_, &m_, &one, tmp, &r_, <double*> x, &w_,
-                      &beta, &out[packed[g].first, 0], &r_)
-                beta = 1.0
+                    for c in range(r):
+                        Mp[i * ld + c] = M[grp.rows[j0 + i], c]
+                if grp.indexed:
+                    mcs_group_grad(grp.values, grp.width, grp.rows + j0, m, Mp, n_tiles, Gp, XT)
+                else:
+                    mcs_group_grad(grp.values + j0 * grp.width, grp.width, NULL, m, Mp,
+                                   n_tiles, Gp, XT)
                 j0 += m
-    free(xbuf)
-    free(tmp)
+            for j in range(grp.width):
+                for c in range(r):
+                    out[grp.first + j, c] = Gp[j * ld + c]
+    free(Mp)
+    free(Gp)
+    free(XT)
     free(packed)
 
 
