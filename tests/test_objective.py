@@ -433,11 +433,36 @@ def test_group_products_release_the_gil_and_thread_deterministically():
      ValueError, "got None"),
     (lambda g, V, o: groups_matmul(g, o[:3], o), ValueError, "overlap"),
     (lambda g, V, o: groups_rmatmul(g, o, o[:3]), ValueError, "overlap"),
+    # the kernels read a group's values and rows while they write out
+    (lambda g, V, o: groups_matmul([(0, np.array([1, 0]), o[:2])], V, o), ValueError,
+     "group 0's values and out overlap"),
+    (lambda g, V, o: groups_matmul(g + [(0, np.array([0]), o, True)], V, o), ValueError,
+     "group 1's values and out overlap"),
+    (lambda g, V, o: groups_rmatmul(g + [(0, np.array([0]), V[:, :2], True)],
+                                    np.ones((5, 2)), V[:, :2]), ValueError,
+     "group 1's values and out overlap"),
+    (lambda g, V, o: groups_matmul([(0, o.view(np.intp)[0, :1], np.ones((1, 2)))], V, o),
+     ValueError, "group 0's rows and out overlap"),
 ])
 def test_group_products_refuse_bad_groups(call, error, match):
     groups = [(0, np.array([0, 4], dtype=np.intp), np.ones((2, 2)))]
     with pytest.raises(error, match=match):
         call(groups, np.ones((3, 2)), np.zeros((5, 2)))
+
+
+def test_group_rows_are_checked_after_the_groups_python_code_ran():
+    """A group that changes another group's rows while it is unpacked cannot sneak them by."""
+    rows = np.array([0, 1, 2], dtype=np.intp)
+
+    class Sneaky:
+        def __iter__(self):
+            rows[0] = 6
+            return iter((0, np.zeros(0, np.intp), np.zeros((0, 2))))
+
+    guarded = np.zeros((9, 3))
+    with pytest.raises(ValueError, match="group 0 has row 6 outside"):
+        groups_matmul([(0, rows, np.ones((3, 2))), Sneaky()], np.ones((2, 3)), guarded[2:7])
+    assert not guarded.any()
 
 
 def test_cython_entries_refuse_inconsistent_shapes():

@@ -308,20 +308,25 @@ def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weigh
 # run side by side on threads.
 
 cdef struct _Group:
+    intp_t index  # in the caller's list
     intp_t first
     intp_t n_rows
     intp_t width
+    intp_t n_values
     bint indexed
     const intp_t* rows
     const double* values
 
 
 cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t* count,
-                          intp_t* max_width) except NULL:
+                          intp_t* max_width, object out) except NULL:
     """The groups with ``first < p`` as a C array (checked); ``count`` and ``max_width``.
 
     ``max_width`` is the largest width of the packed groups (of the kernels'
-    buffers).
+    buffers). A group whose rows or values may share memory with ``out`` (the
+    kernel's output, read while it is written) is refused. The rows are checked
+    last, once no Python code (a group's ``__iter__``, an array's interface)
+    can run and change them.
 
     ``keep`` receives the buffers the pointers read: the caller holds it until the
     computation ends (a group's items may be temporaries).
@@ -332,6 +337,7 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
     cdef const double[:, ::1] values
     cdef intp_t i, j = 0, first, r, n_values
     cdef bint indexed
+    cdef dict owners = {}
     if packed == NULL:
         raise MemoryError()
     max_width[0] = 0
@@ -368,30 +374,39 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
                                  f"2-D C-contiguous float64 array ({exc})") from None
             keep.append(rows)
             keep.append(values)
-            n_values = values.shape[0]
-            if not indexed and n_values != rows.shape[0]:
+            owners.setdefault(id(rows_obj), (i, "rows", rows_obj))
+            owners.setdefault(id(values_obj), (i, "values", values_obj))
+            if not indexed and values.shape[0] != rows.shape[0]:
                 raise ValueError(f"group {i} has {rows.shape[0]} rows but values of "
                                  f"shape ({values.shape[0]}, {values.shape[1]})")
-            if values.shape[0] > INT_MAX or values.shape[1] > INT_MAX:
-                raise ValueError(f"group {i} is larger than BLAS's {INT_MAX} rows or columns")
             if first + values.shape[1] > p:
                 raise ValueError(f"group {i} (columns {first} to "
                                  f"{first + values.shape[1] - 1}) does not fit the first "
                                  f"p={p} columns")
-            for r in range(rows.shape[0]):
-                if rows[r] < 0 or rows[r] >= n_out:
-                    raise ValueError(f"group {i} has row {rows[r]} outside [0, {n_out})")
-                if indexed and rows[r] >= n_values:
-                    raise ValueError(f"group {i} is indexed but has row {rows[r]} outside "
-                                     f"its {n_values} rows of values")
+            packed[j].index = i
             packed[j].first = first
             packed[j].n_rows = rows.shape[0]
             packed[j].width = values.shape[1]
+            packed[j].n_values = values.shape[0]
             packed[j].indexed = indexed
             packed[j].rows = &rows[0] if rows.shape[0] else NULL
             packed[j].values = &values[0, 0] if values.shape[0] and values.shape[1] else NULL
             max_width[0] = max(max_width[0], values.shape[1])
             j += 1
+        for i, name, obj in owners.values():
+            if out is not None and np.may_share_memory(obj, out):
+                raise ValueError(f"group {i}'s {name} and out overlap in memory: the "
+                                 "kernel needs distinct arrays")
+        for i in range(j):  # no Python code runs from here on
+            n_values = packed[i].n_values
+            for r in range(packed[i].n_rows):
+                if packed[i].rows[r] < 0 or packed[i].rows[r] >= n_out:
+                    raise ValueError(f"group {packed[i].index} has row {packed[i].rows[r]} "
+                                     f"outside [0, {n_out})")
+                if packed[i].indexed and packed[i].rows[r] >= n_values:
+                    raise ValueError(f"group {packed[i].index} is indexed but has row "
+                                     f"{packed[i].rows[r]} outside its {n_values} rows of "
+                                     "values")
     except BaseException:
         free(packed)
         raise
@@ -439,7 +454,7 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
         raise ValueError("Vt and out have different numbers of columns")
     _check_apart(((Vt.base, "Vt"),), ((out.base, "out"),))
     cdef list keep = []
-    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], keep, &count, &w)
+    cdef _Group* packed = _pack_groups(groups, p, out.shape[0], keep, &count, &w, out.base)
     Vp = <double*> calloc(w * ld + 1, sizeof(double))
     if Vp == NULL:
         free(packed)
@@ -480,7 +495,7 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
         raise ValueError("M and out have different numbers of columns")
     _check_apart(((M.base, "M"),), ((out.base, "out"),))
     cdef list keep = []
-    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], keep, &count, &w)
+    cdef _Group* packed = _pack_groups(groups, p, M.shape[0], keep, &count, &w, out.base)
     Mp = <double*> calloc(MCS_SUB * ld + 1, sizeof(double))
     Gp = <double*> malloc((w * ld + 1) * sizeof(double))
     XT = <double*> malloc((MCS_SUB * (w + 3) + 1) * sizeof(double))
