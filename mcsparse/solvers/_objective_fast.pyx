@@ -25,12 +25,12 @@ from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 cdef extern from "_groups_kernel.h":
     enum: MCS_TILE
+    enum: MCS_SUB
     void mcs_group_scores(const double* values, intp_t w, const intp_t* xrow,
                           const intp_t* orow, intp_t n, const double* Vp, intp_t n_tiles,
                           double* out, intp_t r) noexcept nogil
     void mcs_group_grad(const double* values, intp_t w, const intp_t* xrow, intp_t n,
                         const double* Mp, intp_t n_tiles, double* G, double* XT) noexcept nogil
-    enum: MCS_SUB
 
 ctypedef fused store_t:
     float
@@ -393,10 +393,8 @@ cdef _Group* _pack_groups(list groups, intp_t p, intp_t n_out, list keep, intp_t
             packed[j].values = &values[0, 0] if values.shape[0] and values.shape[1] else NULL
             max_width[0] = max(max_width[0], values.shape[1])
             j += 1
-        for i, name, obj in owners.values():
-            if out is not None and np.may_share_memory(obj, out):
-                raise ValueError(f"group {i}'s {name} and out overlap in memory: the "
-                                 "kernel needs distinct arrays")
+        _check_apart(tuple((obj, f"group {i}'s {name}") for i, name, obj in owners.values()),
+                     ((out, "out"),))
         for i in range(j):  # no Python code runs from here on
             n_values = packed[i].n_values
             for r in range(packed[i].n_rows):
