@@ -33,6 +33,7 @@ from mcsparse.solvers._design import (
 )
 from mcsparse.solvers._objective import LinearObjective
 from mcsparse.solvers._objective_fast import (
+    _groups_avx512,
     dense_matmul,
     dense_rmatmul,
     dense_value_grad,
@@ -129,7 +130,9 @@ def _groups(n, widths, rows_per_group, rng, first=0):
     (300, [52, 53], [128, 129]),
 ])
 @pytest.mark.parametrize("r", [1, 10, 12, 13, 55])  # tiles of 12 scores
-def test_group_products_match_twins(n, widths, rows_per_group, r):
+@pytest.mark.parametrize("avx512", [True, False])
+def test_group_products_match_twins(n, widths, rows_per_group, r, avx512, group_loops):
+    group_loops(avx512)
     rng = np.random.default_rng(n + r + len(widths))
     groups, p = _groups(n, widths, rows_per_group, rng, first=2)
     # the first 2 columns are dense (not in a group): left as they are
@@ -147,6 +150,40 @@ def test_group_products_match_twins(n, widths, rows_per_group, r):
         groups_rmatmul_numpy(groups, M, ref)
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
         assert np.array_equal(out[:2], start[:2])
+
+
+@pytest.fixture
+def group_loops():
+    """``group_loops(avx512)`` switches the group products' AVX-512 loops, back on after."""
+    yield _groups_avx512
+    _groups_avx512(True)
+
+
+@pytest.mark.parametrize("r", [1, 10, 12, 13, 26])
+@pytest.mark.parametrize("indexed", [False, True])
+def test_group_products_avx512_loops_give_the_avx2_bits(r, indexed, group_loops):
+    """The AVX-512 loops (8 rows / 8 columns a block) sum in the AVX2 loops' order."""
+    if not group_loops(True):
+        pytest.skip("this CPU has no AVX-512 (or the build has no AVX-512 loops)")
+    rng = np.random.default_rng(r)
+    n = 400
+    widths = [1, 3, 7, 8, 9, 15, 16, 17, 51, 51, 51]
+    rows_per_group = [7, 8, 9, 15, 16, 17, 63, 64, 65, 200, 399]
+    groups, p = _groups(n, widths, rows_per_group, rng)
+    if indexed:  # rows read in place from one shared matrix, the next 64 prefetched
+        shared = [rng.standard_normal((n, width)) for width in widths]
+        groups = [(first, rows, base, True) for (first, rows, _), base in zip(groups, shared)]
+    Vt, M = rng.standard_normal((p, r)), rng.standard_normal((n, r))
+    start = rng.standard_normal((n, r))
+    results = []
+    for avx512 in (True, False):
+        assert group_loops(avx512) == avx512
+        out, grad = start.copy(), np.zeros((p, r))
+        groups_matmul(groups, Vt, out)
+        groups_rmatmul(groups, M, grad)
+        results.append((out, grad))
+    assert np.array_equal(results[0][0], results[1][0])
+    assert np.array_equal(results[0][1], results[1][1])
 
 
 @pytest.mark.parametrize("n, widths, rows_per_group", [

@@ -19,6 +19,12 @@
  * Needs GCC or Clang (vector extensions, __builtin_prefetch). Compiled for AVX2
  * with FMA and for the baseline, chosen at run time on x86-64
  * Linux with GCC (as _mkl_step.h); the compiler's default vector width elsewhere.
+ * Where the CPU has AVX-512 (x86-64-v4), mcs_group_scores_any / mcs_group_grad_any
+ * run the _v4 loops instead: the same tile of 12 scores as one 8-wide and one
+ * 4-wide vector (two FMAs per row and column instead of three) and eight rows
+ * (scores) or columns (gradient) per register block, sixteen accumulators. Each
+ * entry is the same chain of FMAs in the same order as in the AVX2 loops, so the
+ * two give the same bits.
  * Float64 throughout; the order of the sums is fixed (j ascending for a score,
  * i ascending for a gradient entry), the same on every machine up to FMA.
  */
@@ -27,8 +33,10 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define MCS_GROUPS_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define MCS_GROUPS_V4 1
 #else
 #define MCS_GROUPS_CLONES
+#define MCS_GROUPS_V4 0
 #endif
 
 #define MCS_TILE 12
@@ -157,4 +165,172 @@ static void mcs_group_grad(const double *values, ptrdiff_t w, const ptrdiff_t *x
             }
         }
     }
+}
+
+
+#if MCS_GROUPS_V4
+typedef double mcs_v8 __attribute__((vector_size(64)));
+
+#define MCS_V4_TARGET __attribute__((target("arch=x86-64-v4")))
+#define MCS_LOAD8(v, p) memcpy(&(v), (p), sizeof(mcs_v8))
+#define MCS_STORE8(p, v) memcpy((p), &(v), sizeof(mcs_v8))
+#define MCS_SPLAT8(x) ((mcs_v8){(x), (x), (x), (x), (x), (x), (x), (x)})
+
+/* One lane of the 8 x 12 register block: a{q} (8 wide) and b{q} (4 wide) += s * (p8, p4). */
+#define MCS_FMA_LANE(q, s, p8, p4)                                                     \
+    do {                                                                               \
+        const double s_ = (s);                                                         \
+        a##q += MCS_SPLAT8(s_) * (p8);                                                 \
+        b##q += MCS_SPLAT(s_) * (p4);                                                  \
+    } while (0)
+
+/* The register block: row or column q < 8 takes s[q]; the tile is p[0 .. 12). */
+#define MCS_BLOCK8_FMA(s, p)                                                           \
+    do {                                                                               \
+        mcs_v8 p8_;                                                                    \
+        mcs_v4 p4_;                                                                    \
+        MCS_LOAD8(p8_, (p));                                                           \
+        MCS_LOAD(p4_, (p) + 8);                                                        \
+        MCS_FMA_LANE(0, s[0], p8_, p4_); MCS_FMA_LANE(1, s[1], p8_, p4_);              \
+        MCS_FMA_LANE(2, s[2], p8_, p4_); MCS_FMA_LANE(3, s[3], p8_, p4_);              \
+        MCS_FMA_LANE(4, s[4], p8_, p4_); MCS_FMA_LANE(5, s[5], p8_, p4_);              \
+        MCS_FMA_LANE(6, s[6], p8_, p4_); MCS_FMA_LANE(7, s[7], p8_, p4_);              \
+    } while (0)
+
+#define MCS_ZERO8                                                                      \
+    mcs_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0}; \
+    mcs_v4 b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0}, b4 = {0}, b5 = {0}, b6 = {0}, b7 = {0}
+
+/* Adds lane q's tile (a{q}, b{q}) to dst[0 .. nc). */
+#define MCS_ADD_TILE8(dst, q, nc)                                                      \
+    do {                                                                               \
+        double t_[MCS_TILE];                                                           \
+        MCS_STORE8(t_, a##q);                                                          \
+        MCS_STORE(t_ + 8, b##q);                                                       \
+        for (ptrdiff_t c_ = 0; c_ < (nc); c_++) (dst)[c_] += t_[c_];                   \
+    } while (0)
+
+/* mcs_group_scores, eight rows at a time (the rows that remain go to mcs_group_scores). */
+MCS_V4_TARGET
+static void mcs_group_scores_v4(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
+                                const ptrdiff_t *orow, ptrdiff_t n, const double *Vp,
+                                ptrdiff_t n_tiles, double *out, ptrdiff_t r) {
+    const ptrdiff_t ld = MCS_TILE * n_tiles;
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const double *x[8];
+        for (int q = 0; q < 8; q++) x[q] = values + MCS_ROW(xrow, i + q) * w;
+        if (i + 16 <= n) /* the next eight rows, from anywhere in values: ask early */
+            for (ptrdiff_t q = 8; q < 16; q++)
+                mcs_prefetch_row(values + MCS_ROW(xrow, i + q) * w, w);
+        for (ptrdiff_t t = 0; t < n_tiles; t++) {
+            const double *v = Vp + MCS_TILE * t;
+            MCS_ZERO8;
+            for (ptrdiff_t j = 0; j < w; j++, v += ld) {
+                const double s[8] = {x[0][j], x[1][j], x[2][j], x[3][j],
+                                     x[4][j], x[5][j], x[6][j], x[7][j]};
+                MCS_BLOCK8_FMA(s, v);
+            }
+            const ptrdiff_t c0 = MCS_TILE * t, nc = r - c0 < MCS_TILE ? r - c0 : MCS_TILE;
+            MCS_ADD_TILE8(out + orow[i] * r + c0, 0, nc);
+            MCS_ADD_TILE8(out + orow[i + 1] * r + c0, 1, nc);
+            MCS_ADD_TILE8(out + orow[i + 2] * r + c0, 2, nc);
+            MCS_ADD_TILE8(out + orow[i + 3] * r + c0, 3, nc);
+            MCS_ADD_TILE8(out + orow[i + 4] * r + c0, 4, nc);
+            MCS_ADD_TILE8(out + orow[i + 5] * r + c0, 5, nc);
+            MCS_ADD_TILE8(out + orow[i + 6] * r + c0, 6, nc);
+            MCS_ADD_TILE8(out + orow[i + 7] * r + c0, 7, nc);
+        }
+    }
+    if (i < n)
+        mcs_group_scores(xrow ? values : values + i * w, w, xrow ? xrow + i : NULL, orow + i,
+                         n - i, Vp, n_tiles, out, r);
+}
+
+/* mcs_group_grad, eight columns at a time, reading the rows in place (no XT): for
+ * each MCS_SUB rows, each block of eight columns sums x_i[j0 .. j0 + 8) times the
+ * tile of M's row i over the rows; the rows stay in L1 from one block to the
+ * next, and the next MCS_SUB rows are prefetched during the first block. */
+MCS_V4_TARGET
+static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
+                              ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G) {
+    const ptrdiff_t ld = MCS_TILE * n_tiles;
+    const double *x[MCS_SUB];
+    for (ptrdiff_t i0 = 0; i0 < n; i0 += MCS_SUB) {
+        const ptrdiff_t m = n - i0 < MCS_SUB ? n - i0 : MCS_SUB;
+        for (ptrdiff_t i = 0; i < m; i++) x[i] = values + MCS_ROW(xrow, i0 + i) * w;
+        for (ptrdiff_t t = 0; t < n_tiles; t++) {
+            for (ptrdiff_t j0 = 0; j0 < w; j0 += 8) {
+                const ptrdiff_t nj = w - j0 < 8 ? w - j0 : 8;
+                const double *mm = Mp + (i0 * ld) + MCS_TILE * t;
+                const int ahead = t == 0 && j0 == 0;
+                MCS_ZERO8;
+                if (nj == 8) {
+                    for (ptrdiff_t i = 0; i < m; i++, mm += ld) {
+                        if (ahead && i0 + MCS_SUB + i < n)
+                            mcs_prefetch_row(values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w, w);
+                        const double *s = x[i] + j0;
+                        MCS_BLOCK8_FMA(s, mm);
+                    }
+                } else { /* the last columns: zeros beyond the row */
+                    for (ptrdiff_t i = 0; i < m; i++, mm += ld) {
+                        if (ahead && i0 + MCS_SUB + i < n)
+                            mcs_prefetch_row(values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w, w);
+                        double s[8];
+                        for (int q = 0; q < 8; q++) s[q] = q < nj ? x[i][j0 + q] : 0.0;
+                        MCS_BLOCK8_FMA(s, mm);
+                    }
+                }
+                double *g = G + j0 * ld + MCS_TILE * t;
+                MCS_ADD_TILE8(g, 0, MCS_TILE);
+                if (nj > 1) MCS_ADD_TILE8(g + ld, 1, MCS_TILE);
+                if (nj > 2) MCS_ADD_TILE8(g + 2 * ld, 2, MCS_TILE);
+                if (nj > 3) MCS_ADD_TILE8(g + 3 * ld, 3, MCS_TILE);
+                if (nj > 4) MCS_ADD_TILE8(g + 4 * ld, 4, MCS_TILE);
+                if (nj > 5) MCS_ADD_TILE8(g + 5 * ld, 5, MCS_TILE);
+                if (nj > 6) MCS_ADD_TILE8(g + 6 * ld, 6, MCS_TILE);
+                if (nj > 7) MCS_ADD_TILE8(g + 7 * ld, 7, MCS_TILE);
+            }
+        }
+    }
+}
+#endif
+
+/* Whether the _v4 loops run: AVX-512 on the CPU, and not switched off (tests). */
+static int mcs_groups_v4_off = 0;
+
+static int mcs_groups_use_v4(void) {
+#if MCS_GROUPS_V4
+    static int have = -1;  /* asked once; every thread writes the same answer */
+    if (have < 0)
+        have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+    return have && !mcs_groups_v4_off;
+#else
+    return 0;
+#endif
+}
+
+static void mcs_group_scores_any(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
+                                 const ptrdiff_t *orow, ptrdiff_t n, const double *Vp,
+                                 ptrdiff_t n_tiles, double *out, ptrdiff_t r) {
+#if MCS_GROUPS_V4
+    if (mcs_groups_use_v4()) {
+        mcs_group_scores_v4(values, w, xrow, orow, n, Vp, n_tiles, out, r);
+        return;
+    }
+#endif
+    mcs_group_scores(values, w, xrow, orow, n, Vp, n_tiles, out, r);
+}
+
+static void mcs_group_grad_any(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
+                               ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G,
+                               double *XT) {
+#if MCS_GROUPS_V4
+    if (mcs_groups_use_v4()) {
+        mcs_group_grad_v4(values, w, xrow, n, Mp, n_tiles, G);
+        return;
+    }
+#endif
+    mcs_group_grad(values, w, xrow, n, Mp, n_tiles, G, XT);
 }

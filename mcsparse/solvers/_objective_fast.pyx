@@ -26,11 +26,14 @@ from mcsparse.utils._typedefs cimport float64_t, intp_t
 cdef extern from "_groups_kernel.h":
     enum: MCS_TILE
     enum: MCS_SUB
-    void mcs_group_scores(const double* values, intp_t w, const intp_t* xrow,
-                          const intp_t* orow, intp_t n, const double* Vp, intp_t n_tiles,
-                          double* out, intp_t r) noexcept nogil
-    void mcs_group_grad(const double* values, intp_t w, const intp_t* xrow, intp_t n,
-                        const double* Mp, intp_t n_tiles, double* G, double* XT) noexcept nogil
+    int mcs_groups_v4_off
+    int mcs_groups_use_v4() noexcept nogil
+    void mcs_group_scores_any(const double* values, intp_t w, const intp_t* xrow,
+                              const intp_t* orow, intp_t n, const double* Vp, intp_t n_tiles,
+                              double* out, intp_t r) noexcept nogil
+    void mcs_group_grad_any(const double* values, intp_t w, const intp_t* xrow, intp_t n,
+                            const double* Mp, intp_t n_tiles, double* G,
+                            double* XT) noexcept nogil
 
 ctypedef fused store_t:
     float
@@ -427,6 +430,29 @@ cdef _check_apart(tuple inputs, tuple outputs):
                                  "needs distinct arrays")
 
 
+def _groups_avx512(enable=None):
+    """Whether the group products run their AVX-512 loops; ``enable=False`` stops them.
+
+    The AVX-512 and AVX2 loops give the same bits (the tests compare them);
+    switching is for the tests and benchmarks, not thread-safe while products run.
+
+    Parameters
+    ----------
+    enable : bool or None, default=None
+        None only asks; True or False switches them on (where the CPU has
+        AVX-512) or off.
+
+    Returns
+    -------
+    used : bool
+        Whether they run now.
+    """
+    global mcs_groups_v4_off
+    if enable is not None:
+        mcs_groups_v4_off = 0 if enable else 1
+    return bool(mcs_groups_use_v4())
+
+
 cdef inline intp_t _n_tiles(intp_t r) noexcept nogil:
     return (r + MCS_TILE - 1) // MCS_TILE
 
@@ -465,7 +491,7 @@ def groups_matmul(list groups not None, const double[:, ::1] Vt not None,
             for j in range(grp.width):
                 for c in range(r):
                     Vp[j * ld + c] = Vt[grp.first + j, c]
-            mcs_group_scores(grp.values, grp.width, grp.rows if grp.indexed else NULL,
+            mcs_group_scores_any(grp.values, grp.width, grp.rows if grp.indexed else NULL,
                              grp.rows, grp.n_rows, Vp, n_tiles, &out[0, 0], r)
     free(Vp)
     free(packed)
@@ -516,10 +542,11 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
                     for c in range(r):
                         Mp[i * ld + c] = M[grp.rows[j0 + i], c]
                 if grp.indexed:
-                    mcs_group_grad(grp.values, grp.width, grp.rows + j0, m, Mp, n_tiles, Gp, XT)
+                    mcs_group_grad_any(grp.values, grp.width, grp.rows + j0, m, Mp, n_tiles,
+                                       Gp, XT)
                 else:
-                    mcs_group_grad(grp.values + j0 * grp.width, grp.width, NULL, m, Mp,
-                                   n_tiles, Gp, XT)
+                    mcs_group_grad_any(grp.values + j0 * grp.width, grp.width, NULL, m, Mp,
+                                       n_tiles, Gp, XT)
                 j0 += m
             for j in range(grp.width):
                 for c in range(r):
