@@ -250,7 +250,7 @@ static void mcs_group_scores_v4(const double *values, ptrdiff_t w, const ptrdiff
 /* mcs_group_grad, eight columns at a time, reading the rows in place (no XT): for
  * each MCS_SUB rows, each block of eight columns sums x_i[j0 .. j0 + 8) times the
  * tile of M's row i over the rows; the rows stay in L1 from one block to the
- * next, and the next MCS_SUB rows are prefetched during the first block. */
+ * next, and the next MCS_SUB rows are prefetched a line at a time meanwhile. */
 MCS_V4_TARGET
 static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                               ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G) {
@@ -263,19 +263,25 @@ static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t
             for (ptrdiff_t j0 = 0; j0 < w; j0 += 8) {
                 const ptrdiff_t nj = w - j0 < 8 ? w - j0 : 8;
                 const double *mm = Mp + (i0 * ld) + MCS_TILE * t;
-                const int ahead = t == 0 && j0 == 0;
+                /* while the first tile runs, each block asks for its own columns of
+                 * the next MCS_SUB rows, one cache line a row (the last block: to
+                 * the row's end), spread over the rows */
+                const int ahead = t == 0;
                 MCS_ZERO8;
                 if (nj == 8) {
                     for (ptrdiff_t i = 0; i < m; i++, mm += ld) {
                         if (ahead && i0 + MCS_SUB + i < n)
-                            mcs_prefetch_row(values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w, w);
+                            __builtin_prefetch(values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w + j0);
                         const double *s = x[i] + j0;
                         MCS_BLOCK8_FMA(s, mm);
                     }
                 } else { /* the last columns: zeros beyond the row */
                     for (ptrdiff_t i = 0; i < m; i++, mm += ld) {
-                        if (ahead && i0 + MCS_SUB + i < n)
-                            mcs_prefetch_row(values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w, w);
+                        if (ahead && i0 + MCS_SUB + i < n) {
+                            const double *next = values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w;
+                            __builtin_prefetch(next + j0);
+                            __builtin_prefetch(next + w - 1);
+                        }
                         double s[8];
                         for (int q = 0; q < 8; q++) s[q] = q < nj ? x[i][j0 + q] : 0.0;
                         MCS_BLOCK8_FMA(s, mm);
@@ -323,11 +329,15 @@ static void mcs_group_scores_any(const double *values, ptrdiff_t w, const ptrdif
     mcs_group_scores(values, w, xrow, orow, n, Vp, n_tiles, out, r);
 }
 
+/* The _v4 gradient reads each row in ceil(w / 8) passes, one cache line each: on
+ * rows scattered over more than MCS_V4_GRAD_SPAN rows of values (beyond the caches
+ * and the TLB's reach), the AVX2 loop, which reads a row once, is faster (same bits). */
+#define MCS_V4_GRAD_SPAN 16384
 static void mcs_group_grad_any(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                                ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G,
-                               double *XT) {
+                               double *XT, ptrdiff_t span) {
 #if MCS_GROUPS_V4
-    if (mcs_groups_use_v4()) {
+    if (mcs_groups_use_v4() && (xrow == NULL || span <= MCS_V4_GRAD_SPAN)) {
         mcs_group_grad_v4(values, w, xrow, n, Mp, n_tiles, G);
         return;
     }

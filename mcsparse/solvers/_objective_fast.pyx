@@ -33,7 +33,7 @@ cdef extern from "_groups_kernel.h":
                               double* out, intp_t r) noexcept nogil
     void mcs_group_grad_any(const double* values, intp_t w, const intp_t* xrow, intp_t n,
                             const double* Mp, intp_t n_tiles, double* G,
-                            double* XT) noexcept nogil
+                            double* XT, intp_t span) noexcept nogil
 
 ctypedef fused store_t:
     float
@@ -543,10 +543,10 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
                         Mp[i * ld + c] = M[grp.rows[j0 + i], c]
                 if grp.indexed:
                     mcs_group_grad_any(grp.values, grp.width, grp.rows + j0, m, Mp, n_tiles,
-                                       Gp, XT)
+                                       Gp, XT, grp.n_values)
                 else:
                     mcs_group_grad_any(grp.values + j0 * grp.width, grp.width, NULL, m, Mp,
-                                       n_tiles, Gp, XT)
+                                       n_tiles, Gp, XT, m)
                 j0 += m
             for j in range(grp.width):
                 for c in range(r):
