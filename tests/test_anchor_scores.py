@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mcsparse.features._anchors import anchor_group_scores, anchor_group_scores_numpy
-from mcsparse.features._anchors_fast import anchor_scores_chunk
+from mcsparse.features._anchors_fast import _anchor_avx512, anchor_scores_chunk
 
 
 def _problem(seed, n_samples, n_cols, n_classes, n_anchors, n_max, n_radii,
@@ -238,7 +238,26 @@ def test_cython_module_checks_what_it_indexes():
 
 
 # ---------------------------------------------------------------------------
-# The float32 screen of AnchorPoints.best_candidate
+# The float32 screen of AnchorPoints.best_candidate: an AVX-512 loop where the CPU
+# has one (_anchors_kernel.h), else sgemm; the tests run both where they can.
+
+
+@pytest.fixture(params=["avx512", "sgemm"])
+def screen_loop(request):
+    used = _anchor_avx512(request.param == "avx512")
+    if request.param == "avx512" and not used:
+        pytest.skip("this CPU has no AVX-512 (or the build has no AVX-512 loop)")
+    yield request.param
+    _anchor_avx512(True)
+
+
+# the AVX-512 loop's edges: 16 columns a vector, 64 a block, 5 classes a block,
+# 64 rows a block
+SCREEN_SHAPES = SHAPES + [
+    (300, 16, 5, 2, 200, 3, True), (300, 17, 6, 2, 129, 3, True),
+    (300, 64, 1, 2, 64, 2, True), (300, 65, 11, 2, 65, 4, True),
+    (300, 130, 4, 1, 128, 1, True),
+]
 
 
 def _ball_sums(values, order, cuts):
@@ -251,8 +270,8 @@ def _ball_sums(values, order, cuts):
     return out
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-def test_float32_scan_is_within_its_proven_bound(shape):
+@pytest.mark.parametrize("shape", SCREEN_SHAPES)
+def test_float32_scan_is_within_its_proven_bound(shape, screen_loop):
     """The float32 pass (sgemm on scaled inputs) differs from the float64 twin by
     less than the bound the screen relies on, and sums the weights over each ball."""
     from mcsparse.features._anchors import _SCREEN_ABSOLUTE, _SCREEN_RELATIVE
@@ -325,7 +344,7 @@ def _near_tie_problem(seed):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("x_scale, r_scale", [(1.0, 1.0), (1e-30, 1e25), (3e5, 1e-300),
                                               (1e-200, 1e-120)])
-def test_screen_returns_the_full_scan_best_exactly(seed, x_scale, r_scale):
+def test_screen_returns_the_full_scan_best_exactly(seed, x_scale, r_scale, screen_loop):
     """Same id (lowest on ties) and the same float64 score, bit for bit, as the
     full float64 scan: repeated anchors (exact ties), near ties, selected
     candidates excluded, values that underflow float32."""
@@ -363,7 +382,7 @@ def test_screen_refuses_what_the_full_scan_refuses():
         _screened_best(X1, residual, order, cuts, np.arange(cuts.size))
 
 
-def test_screen_needs_its_error_bound(monkeypatch):
+def test_screen_needs_its_error_bound(monkeypatch, screen_loop):
     """With no error bound the screen can pick a near tie's loser: the tests
     above would catch a bound that is too small."""
     import mcsparse.features._anchors as anchors

@@ -7,6 +7,8 @@ from threadpoolctl import threadpool_limits
 
 from mcsparse.features._anchors import (_Float32Screen, _screened_group_scores,
                                         anchor_group_scores, anchor_group_scores_numpy)
+from mcsparse.features._anchors_fast import _anchor_avx512
+from mcsparse.solvers._objective_fast import _groups_avx512
 
 from .common import Benchmark, quick
 
@@ -24,16 +26,18 @@ class AnchorGroupScoring(Benchmark):
       (one cumulative pass per anchor; dgemm per block between cuts);
     * ``numpy``: the NumPy twin (gather, one matmul per block, cumsum);
     * ``screened``: what ``AnchorPoints.best_candidate`` runs, the same pass
-      on float32 copies (sgemm) with an error bound per score, then the
-      anchors the bound cannot rule out scored again in float64.
+      on float32 copies (float32 FMAs on the rows in place where the CPU
+      has AVX-512, else a gather and sgemm) with an error bound per score,
+      then the anchors the bound cannot rule out scored again in float64;
+    * ``screened-sgemm``: the same with the gather and sgemm on every CPU.
 
     ``track_macs_per_second`` and ``track_groups_per_second`` compare them
-    (the float64 pass's multiply-adds for all three).
+    (the float64 pass's multiply-adds for all four).
     Quick mode: 20 anchors.
     """
 
     param_names = ["implementation"]
-    params = (["cython", "numpy", "screened"],)
+    params = (["cython", "numpy", "screened", "screened-sgemm"],)
     n_samples, n_cols, n_classes, n_max, n_radii = 20_000, 51, 10, 2000, 35
 
     def setup(self, implementation):
@@ -55,13 +59,15 @@ class AnchorGroupScoring(Benchmark):
             return _screened_group_scores(X1, screen, residual, order, cuts, nothing, 1)
 
         self.func = {"cython": anchor_group_scores, "numpy": anchor_group_scores_numpy,
-                     "screened": screened}[implementation]
+                     "screened": screened, "screened-sgemm": screened}[implementation]
+        _anchor_avx512(implementation != "screened-sgemm")
         # one thread for BLAS too (the twin's matmuls), for the whole run
         self._limits = threadpool_limits(limits=1, user_api="blas")
         self.run()  # warm up
 
     def teardown(self, implementation):
         self._limits.restore_original_limits()
+        _anchor_avx512(True)
 
     def run(self):
         self.func(self.X1, self.residual, self.order, self.cuts)
@@ -116,7 +122,10 @@ class AnchorPiecesPass(Benchmark):
     * ``shared``: the pieces as row indices into the one ``[X, 1]`` matrix
       (``SelectedColumns.put_rows``, what ``AnchorPoints`` gives the path);
     * ``copied``: each piece's rows copied into the store (``put`` of the
-      dense block), the store's way for groups of other families.
+      dense block), the store's way for groups of other families;
+
+    with the group products' ``default`` loops (AVX-512 where the CPU has
+    it) or their ``avx2`` loops (the same bits).
 
     The balls are random row subsets here (the real ones are balls of
     nearby digits; only the sizes matter to the products).
@@ -124,13 +133,15 @@ class AnchorPiecesPass(Benchmark):
     beyond the shared matrix. Quick mode: 10,000 samples, 40 pieces.
     """
 
-    param_names = ["storage"]
-    params = (["shared", "copied"],)
+    param_names = ["storage", "loops"]
+    params = (["shared", "copied"], ["default", "avx2"])
     n_cols, n_classes = 51, 10
     timeout = 1200
 
-    def setup(self, storage):
+    def setup(self, storage, loops):
         from mcsparse.solvers._design import SelectedColumns
+
+        _groups_avx512(loops == "default")
 
         rng = np.random.default_rng(0)
         X1, balls = _random_pieces(rng, self.n_cols)
@@ -150,16 +161,17 @@ class AnchorPiecesPass(Benchmark):
         self.residual = np.empty((n, self.n_classes))
         self._limits = threadpool_limits(limits=1, user_api="blas")
 
-    def teardown(self, storage):
+    def teardown(self, storage, loops):
         self._limits.restore_original_limits()
+        _groups_avx512(True)
 
-    def time_fused_pass(self, storage):
+    def time_fused_pass(self, storage, loops):
         from mcsparse.loss import MulticlassLogisticLoss
 
         self.store.value_grad(self.Wt, np.zeros(self.n_classes), MulticlassLogisticLoss(),
                               self.y, None, self.scores, self.residual)
 
-    def track_store_megabytes(self, storage):
+    def track_store_megabytes(self, storage, loops):
         held = 0
         for block in self.store._blocks:
             for group in block.groups:

@@ -194,7 +194,8 @@ def _anchor_group_scores(X1, residual, order, cuts, n_jobs, weights=None):
 
 # The float32 screen of the group scores. With residual and X1 scaled by
 # powers of two to |.| <= 1 (exact), rounded to float32 and scanned with
-# sgemm on blocks of at most _BLOCK_ROWS rows, each entry of R_S^T X1_S is
+# sgemm on blocks of at most _BLOCK_ROWS rows (or, with AVX-512, float32 FMAs
+# summed over 64 rows at a time: a smaller gamma), each entry of R_S^T X1_S is
 # off from the float64 scan's by at most gamma_{_BLOCK_ROWS} (the block
 # products, Higham 2002, §3.1) plus 2u + u^2 (rounding the inputs) times the
 # sum of its terms' magnitudes, and by _SCREEN_ABSOLUTE per term for
