@@ -20,8 +20,9 @@ from mcsparse.solvers._refit import (
     symv_numpy,
     syr2_numpy,
     syrk_numpy,
+    two_loop_numpy,
 )
-from mcsparse.solvers._refit_fast import symm, symv, syr2, syrk
+from mcsparse.solvers._refit_fast import symm, symv, syr2, syrk, two_loop
 
 
 @pytest.mark.parametrize("m, capacity", [(0, 3), (1, 1), (5, 5), (7, 12), (40, 64)])
@@ -44,6 +45,50 @@ def test_blas_module_matches_twins(m, capacity):
         np.testing.assert_allclose(G[:m, :m][upper], want[:m, :m][upper], rtol=1e-12,
                                    atol=1e-12)
         np.testing.assert_array_equal(G[m:], H[m:])  # outside the leading block: untouched
+
+
+def _pairs(rng, m, n):
+    pairs = []
+    for _ in range(m):
+        s = rng.standard_normal(n)
+        y = s + 0.3 * rng.standard_normal(n)
+        pairs.append((s, y, y @ s if n else 1.0))
+    return pairs
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 7, 100])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 9, 1001])  # four partial sums: the tails
+def test_two_loop_matches_twin(m, n):
+    rng = np.random.default_rng(10 * m + n)
+    pairs = _pairs(rng, m, n)
+    q = rng.standard_normal(n)
+    got, want = q.copy(), q.copy()
+    two_loop(pairs, got, 0.7)
+    two_loop_numpy(pairs, want, 0.7)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * max(np.abs(want).max(initial=0), 1))
+
+
+def test_two_loop_is_the_bfgs_inverse_hessian_of_its_pairs():
+    """One pair: H = (I - rho s y^T) gamma (I - rho y s^T) + rho s s^T, by brute force."""
+    rng = np.random.default_rng(5)
+    (s, y, ys), = _pairs(rng, 1, 6)
+    rho, eye = 1.0 / ys, np.eye(6)
+    H = (eye - rho * np.outer(s, y)) @ (0.4 * eye) @ (eye - rho * np.outer(y, s)) + rho * np.outer(s, s)
+    q = rng.standard_normal(6)
+    want = H @ q
+    two_loop([(s, y, ys)], q, 0.4)
+    np.testing.assert_allclose(q, want, rtol=1e-12)
+
+
+def test_two_loop_refuses_bad_pairs():
+    q = np.ones(4)
+    with pytest.raises(ValueError, match="pair 1 has vectors of 3"):
+        two_loop([(np.ones(4), np.ones(4), 4.0), (np.ones(3), np.ones(4), 3.0)], q, 1.0)
+    with pytest.raises(TypeError, match="pair 0 must be a tuple"):
+        two_loop([(np.ones(4), np.ones(4))], q, 1.0)
+    with pytest.raises((TypeError, ValueError)):
+        two_loop([(np.ones(4, dtype=np.float32), np.ones(4), 4.0)], q, 1.0)
+    np.testing.assert_array_equal(q, np.ones(4))
 
 
 def test_blas_module_refuses_bad_shapes():

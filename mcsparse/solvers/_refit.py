@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils.validation import check_int
-from ._refit_fast import symm, symv, syr2, syrk
+from ._refit_fast import symm, symv, syr2, syrk, two_loop
 
 #: Largest number of parameters for the dense inverse Hessian (128 MiB).
 MAX_DENSE = 4096
@@ -135,7 +135,7 @@ class CarriedCurvature:
     Dense mode: the inverse Hessian approximation, the upper triangle of the
     leading ``n_params`` block of a buffer with spare capacity, updated in
     place by BLAS (:mod:`mcsparse.solvers._refit_fast`). L-BFGS mode: the
-    pairs ``(s, y)``.
+    pairs ``(s, y, y @ s)``.
 
     Parameters
     ----------
@@ -187,8 +187,8 @@ class CarriedCurvature:
             self._border(E, m_old, m)
             return
         self.H = None
-        self.pairs = [(np.pad(s, (0, m - m_old)), np.pad(y, (0, m - m_old)))
-                      for s, y in self.pairs]
+        self.pairs = [_pair(np.pad(s, (0, m - m_old)), np.pad(y, (0, m - m_old)))
+                      for s, y, _ in self.pairs]
 
     def _grow(self, m_old, m):
         """A buffer of capacity at least ``m`` holding the current ``m_old`` block."""
@@ -231,19 +231,11 @@ class CarriedCurvature:
             out = np.empty_like(g)
             symv(self.H, self.n_params, g, out)
             return -out
-        q = g.copy()
-        alphas = []
-        for s, y in reversed(self.pairs):
-            a = (s @ q) / (y @ s)
-            q -= a * y
-            alphas.append(a)
-        if self.pairs:
-            s, y = self.pairs[-1]
-            q *= (s @ y) / (y @ y)
-        else:
-            q /= max(np.abs(g).sum(), 1.0)  # a first, short steepest-descent step
-        for (s, y), a in zip(self.pairs, reversed(alphas)):
-            q += (a - (y @ q) / (y @ s)) * s
+        if not self.pairs:
+            return -g / max(np.abs(g).sum(), 1.0)  # a first, short steepest-descent step
+        q = np.array(g, dtype=np.float64)  # a copy
+        s, y, _ = self.pairs[-1]
+        two_loop(self.pairs, q, (s @ y) / (y @ y))
         return -q
 
     def restart(self, g):
@@ -259,7 +251,7 @@ class CarriedCurvature:
         if not sy > 1e-8 * np.sqrt((s @ s) * (y @ y)):
             return  # no curvature information (flat, or at rounding level)
         if not self.dense:
-            self.pairs.append((s, y))
+            self.pairs.append(_pair(s, y))
             if len(self.pairs) > LBFGS_MEMORY:
                 self.pairs.pop(0)
             return
@@ -269,6 +261,23 @@ class CarriedCurvature:
         # H + rho^2 (y.Hy) s s^T + rho s s^T - rho (s Hy^T + Hy s^T), as one rank-2 update
         a = -rho * Hy + (0.5 * rho * rho * (y @ Hy) + 0.5 * rho) * s
         syr2(self.H, self.n_params, a, s)
+
+
+def _pair(s, y):
+    """An L-BFGS pair ``(s, y, y @ s)``."""
+    return s, y, y @ s
+
+
+def two_loop_numpy(pairs, q, gamma):
+    """NumPy twin of ``two_loop``: ``q <- H q`` in place for the pairs ``(s, y, y @ s)``."""
+    alphas = []
+    for s, y, ys in reversed(pairs):
+        a = (s @ q) / ys
+        q -= a * y
+        alphas.append(a)
+    q *= gamma
+    for (s, y, ys), a in zip(pairs, reversed(alphas)):
+        q += (a - (y @ q) / ys) * s
 
 
 def _line_search(fun, x, f, g, d, t_max=1.0):

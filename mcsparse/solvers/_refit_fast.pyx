@@ -76,3 +76,143 @@ def symm(double[::1, :] H not None, intp_t m, const double[::1, :] B not None,
     with nogil:
         dsymm("L", "U", &n, &q, &one, &H[0, 0], &lda, <double*> &B[0, 0], &ldb, &zero,
               &out[0, 0], &ldb)
+
+
+# -- the L-BFGS two-loop recursion ---------------------------------------------------
+#
+# With 100 pairs of ~10^5 coefficients (the Fig. 7 path's last rounds: 260 MB of
+# pairs) the recursion is bound by memory. Each pass below applies one pair's update
+# to q and, in the same sweep, takes the dot product the next step needs: 2m + 2
+# sweeps over q of at most three vectors each, where the NumPy twin
+# (mcsparse.solvers._refit.two_loop_numpy) makes 6m + 2 (a dot, a scaled copy,
+# an update per pair and loop). Dot products in four partial sums (another order than BLAS's: the two
+# agree to rounding).
+
+from libc.stdlib cimport free, malloc
+
+
+cdef double _update_dot(double* q, double c, const double* v, const double* u,
+                        intp_t n) noexcept nogil:
+    """``q += c v``; returns ``u . q`` (the updated q), or 0 when ``u`` is NULL."""
+    cdef intp_t i
+    cdef double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0
+    if u == NULL:
+        for i in range(n):
+            q[i] += c * v[i]
+        return 0.0
+    for i in range(0, n - 3, 4):
+        q[i] += c * v[i]
+        q[i + 1] += c * v[i + 1]
+        q[i + 2] += c * v[i + 2]
+        q[i + 3] += c * v[i + 3]
+        d0 += u[i] * q[i]
+        d1 += u[i + 1] * q[i + 1]
+        d2 += u[i + 2] * q[i + 2]
+        d3 += u[i + 3] * q[i + 3]
+    for i in range(n - n % 4, n):
+        q[i] += c * v[i]
+        d0 += u[i] * q[i]
+    return (d0 + d1) + (d2 + d3)
+
+
+cdef double _dot(const double* u, const double* q, intp_t n) noexcept nogil:
+    """``u . q`` in four partial sums."""
+    cdef intp_t i
+    cdef double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0
+    for i in range(0, n - 3, 4):
+        d0 += u[i] * q[i]
+        d1 += u[i + 1] * q[i + 1]
+        d2 += u[i + 2] * q[i + 2]
+        d3 += u[i + 3] * q[i + 3]
+    for i in range(n - n % 4, n):
+        d0 += u[i] * q[i]
+    return (d0 + d1) + (d2 + d3)
+
+
+cdef double _scale_dot(double* q, double c, const double* u, intp_t n) noexcept nogil:
+    """``q *= c``; returns ``u . q``."""
+    cdef intp_t i
+    cdef double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0
+    for i in range(0, n - 3, 4):
+        q[i] *= c
+        q[i + 1] *= c
+        q[i + 2] *= c
+        q[i + 3] *= c
+        d0 += u[i] * q[i]
+        d1 += u[i + 1] * q[i + 1]
+        d2 += u[i + 2] * q[i + 2]
+        d3 += u[i + 3] * q[i + 3]
+    for i in range(n - n % 4, n):
+        q[i] *= c
+        d0 += u[i] * q[i]
+    return (d0 + d1) + (d2 + d3)
+
+
+def two_loop(list pairs not None, double[::1] q not None, double gamma):
+    """The L-BFGS two-loop recursion in place: ``q <- H q`` for the pairs given.
+
+    ``H`` is the inverse Hessian approximation of the pairs ``(s, y, y @ s)``
+    (oldest first) on the initial matrix ``gamma * I``.
+
+    Parameters
+    ----------
+    pairs : list of tuple
+        ``(s, y, ys)``: ``s`` and ``y`` float64, C-contiguous, of ``len(q)``
+        entries, ``ys = y @ s`` non-zero.
+    q : ndarray of shape (n,), float64
+        The vector, overwritten by ``H q``.
+    gamma : float
+        Scale of the initial matrix.
+
+    Raises
+    ------
+    ValueError
+        If a pair's vectors do not have ``len(q)`` entries.
+    TypeError
+        If a pair is not a ``(s, y, ys)`` triple of float64 vectors.
+    """
+    cdef intp_t m = len(pairs), n = q.shape[0], i
+    cdef const double[::1] s
+    cdef const double[::1] y
+    cdef list keep = []
+    cdef const double** S = <const double**> malloc((m + 1) * sizeof(double*))
+    cdef const double** Y = <const double**> malloc((m + 1) * sizeof(double*))
+    cdef double* ys = <double*> malloc((m + 1) * sizeof(double))
+    cdef double* alpha = <double*> malloc((m + 1) * sizeof(double))
+    cdef double dot, beta
+    try:
+        if S == NULL or Y == NULL or ys == NULL or alpha == NULL:
+            raise MemoryError()
+        for i in range(m):
+            if not isinstance(pairs[i], tuple) or len(pairs[i]) != 3:
+                raise TypeError(f"pair {i} must be a tuple (s, y, ys)")
+            s = pairs[i][0]
+            y = pairs[i][1]
+            if s.shape[0] != n or y.shape[0] != n:
+                raise ValueError(f"pair {i} has vectors of {s.shape[0]} and {y.shape[0]} "
+                                 f"entries, q has {n}")
+            keep.append((s, y))
+            S[i] = &s[0] if n else NULL
+            Y[i] = &y[0] if n else NULL
+            ys[i] = float(pairs[i][2])
+        if n == 0:
+            return
+        if m == 0:
+            for i in range(n):
+                q[i] *= gamma
+            return
+        with nogil:
+            dot = _dot(S[m - 1], &q[0], n)
+            for i in range(m - 1, -1, -1):
+                alpha[i] = dot / ys[i]
+                dot = _update_dot(&q[0], -alpha[i], Y[i], S[i - 1] if i > 0 else NULL, n)
+            dot = _scale_dot(&q[0], gamma, Y[0], n)
+            for i in range(m):
+                beta = dot / ys[i]
+                dot = _update_dot(&q[0], alpha[i] - beta, S[i],
+                                  Y[i + 1] if i + 1 < m else NULL, n)
+    finally:
+        free(S)
+        free(Y)
+        free(ys)
+        free(alpha)
