@@ -32,6 +32,10 @@ the refit engine, say)::
     python -m venv /tmp/base && /tmp/base/bin/pip install "mcsparse @ git+<repo>@<commit>"
     python asv_benchmarks/side_by_side.py conv-max --baseline /tmp/base/bin/python
 
+``--baseline avx2`` compares instead with this checkout run with its own
+AVX-512 loops switched off (the group products and the anchor screen; the
+AVX2 and BLAS paths they replace): same interpreter, same build.
+
 ``--quick`` runs each workload on small sizes (a smoke test). Each run prints
 one JSON line; the summary gives the best time of each side, their ratio and
 the test errors. Needs ``MCSPARSE_DATA`` for MNIST, and LightGBM for ``stumps``.
@@ -174,13 +178,22 @@ WORKLOADS = {"stumps": _stumps, "mnist-pixels": _mnist_pixels, "conv-max": _conv
              "fig7": _fig7}
 
 
-def _worker(name, quick):
+def _worker(name, quick, avx2=False):
     warnings.simplefilter("ignore")
+    if avx2:  # this build's AVX-512 loops off: the AVX2 and BLAS paths
+        from mcsparse.features._anchors_fast import _anchor_avx512
+        from mcsparse.solvers._objective_fast import _groups_avx512
+
+        _groups_avx512(False)
+        _anchor_avx512(False)
     print(json.dumps(WORKLOADS[name](quick)), flush=True)
 
 
 def _run(python, name, quick):
+    flags = ["--avx2"] if python == "avx2" else []
+    python = sys.executable if python == "avx2" else python
     cmd = [python, os.path.abspath(__file__), name, "--worker"] + (["--quick"] if quick else [])
+    cmd += flags
     # from a neutral directory, so that the source tree does not shadow the package
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.expanduser("~"),
                          check=True)
@@ -209,13 +222,15 @@ def _summary(name, runs):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workload", choices=sorted(WORKLOADS))
-    parser.add_argument("--baseline", help="Python of the environment to compare with")
+    parser.add_argument("--baseline", help="Python of the environment to compare with, "
+                        "or 'avx2': this one without its AVX-512 loops")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repeats (3)")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--avx2", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return _worker(args.workload, args.quick)
+        return _worker(args.workload, args.quick, args.avx2)
     if args.workload != "stumps" and args.baseline is None:
         parser.error(f"{args.workload} compares with --baseline PYTHON")
     sides = {"this": sys.executable}
