@@ -275,7 +275,7 @@ static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t
                         const double *s = x[i] + j0;
                         MCS_BLOCK8_FMA(s, mm);
                     }
-                } else { /* the last columns: zeros beyond the row */
+                } else { /* the last columns: zeros beyond the row; four lanes if they do */
                     for (ptrdiff_t i = 0; i < m; i++, mm += ld) {
                         if (ahead && i0 + MCS_SUB + i < n) {
                             const double *next = values + MCS_ROW(xrow, i0 + MCS_SUB + i) * w;
@@ -284,7 +284,16 @@ static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t
                         }
                         double s[8];
                         for (int q = 0; q < 8; q++) s[q] = q < nj ? x[i][j0 + q] : 0.0;
-                        MCS_BLOCK8_FMA(s, mm);
+                        if (nj > 4) {
+                            MCS_BLOCK8_FMA(s, mm);
+                        } else {
+                            mcs_v8 p8_;
+                            mcs_v4 p4_;
+                            MCS_LOAD8(p8_, mm);
+                            MCS_LOAD(p4_, mm + 8);
+                            MCS_FMA_LANE(0, s[0], p8_, p4_); MCS_FMA_LANE(1, s[1], p8_, p4_);
+                            MCS_FMA_LANE(2, s[2], p8_, p4_); MCS_FMA_LANE(3, s[3], p8_, p4_);
+                        }
                     }
                 }
                 double *g = G + j0 * ld + MCS_TILE * t;
