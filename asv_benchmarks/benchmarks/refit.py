@@ -11,6 +11,7 @@ correction pairs, the same relative tolerance), on the same objective. Both
 see the same data, warm starts and stopping rule, so the ratio of their
 times is the engine's. ``"exact-hessian"`` runs the engine's solver from the
 exact inverse Hessian every round: the reference for its carried curvature.
+``LbfgsTwoLoop`` times one L-BFGS direction beside its NumPy twin.
 
 ``ShareBoostPaths`` times whole fits (selection included) with their test
 error, at the sizes of issue 20's acceptance list in full mode and smaller in
@@ -250,3 +251,35 @@ class ShareBoostPaths(Benchmark):
         return (time.perf_counter() - start) / self.model.n_iter_
 
     track_seconds_per_round.unit = "seconds"
+
+
+class LbfgsTwoLoop(Benchmark):
+    """One L-BFGS direction: the two-loop recursion over 100 pairs, beside its NumPy twin.
+
+    100 pairs of 163,200 coefficients (320 anchor pieces of 51 columns x 10
+    classes: the Fig. 7 path's last rounds; 261 MB of pairs, so the sweeps
+    are bound by memory). ``cython``: :func:`mcsparse.solvers._refit_fast.two_loop`
+    (one sweep per pair and loop); ``numpy``: its twin
+    :func:`mcsparse.solvers._refit.two_loop_numpy` (a dot product, a scaled
+    copy and an update per pair and loop). Quick mode: 16,320 coefficients.
+    """
+
+    param_names = ["implementation"]
+    params = (["cython", "numpy"],)
+
+    def setup(self, implementation):
+        from mcsparse.solvers._refit import two_loop_numpy
+        from mcsparse.solvers._refit_fast import two_loop
+
+        n = 16_320 if quick() else 163_200
+        rng = np.random.default_rng(0)
+        self.pairs = []
+        for _ in range(100):
+            s = rng.standard_normal(n)
+            y = s + 0.1 * rng.standard_normal(n)
+            self.pairs.append((s, y, y @ s))
+        self.g = rng.standard_normal(n)
+        self.func = two_loop if implementation == "cython" else two_loop_numpy
+
+    def time_direction(self, implementation):
+        self.func(self.pairs, self.g.copy(), 0.5)
