@@ -86,9 +86,17 @@ def test_two_loop_refuses_bad_pairs():
         two_loop([(np.ones(4), np.ones(4), 4.0), (np.ones(3), np.ones(4), 3.0)], q, 1.0)
     with pytest.raises(TypeError, match="pair 0 must be a tuple"):
         two_loop([(np.ones(4), np.ones(4))], q, 1.0)
-    with pytest.raises((TypeError, ValueError)):
+    with pytest.raises(ValueError, match="dtype"):
         two_loop([(np.ones(4, dtype=np.float32), np.ones(4), 4.0)], q, 1.0)
+    with pytest.raises(TypeError, match="pair 0 must be a tuple"):
+        two_loop([(None, np.ones(4), 1.0)], q, 1.0)
+    with pytest.raises(TypeError, match="pair 0 must be a tuple"):
+        two_loop([(np.ones(4), np.ones(4), np.array([4.0]))], q, 1.0)
     np.testing.assert_array_equal(q, np.ones(4))
+    base = np.arange(1.0, 6.0)  # q and y overlapping: refused, q left as it was
+    with pytest.raises(ValueError, match="overlaps q"):
+        two_loop([(np.ones(4), base[:4], 4.0)], base[1:], 1.0)
+    np.testing.assert_array_equal(base, np.arange(1.0, 6.0))
 
 
 def test_blas_module_refuses_bad_shapes():

@@ -24,7 +24,7 @@
  * 4-wide vector (two FMAs per row and column instead of three) and eight rows
  * (scores) or columns (gradient) per register block, sixteen accumulators. Each
  * entry is the same chain of FMAs in the same order as in the AVX2 loops, so the
- * two give the same bits.
+ * two give the same bits (a NaN's sign aside, where NaNs of both signs meet).
  * Float64 throughout; the order of the sums is fixed (j ascending for a score,
  * i ascending for a gradient entry), the same on every machine up to FMA.
  */

@@ -90,6 +90,8 @@ def symm(double[::1, :] H not None, intp_t m, const double[::1, :] B not None,
 
 from libc.stdlib cimport free, malloc
 
+import numpy as np
+
 
 cdef double _update_dot(double* q, double c, const double* v, const double* u,
                         intp_t n) noexcept nogil:
@@ -167,11 +169,14 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
     Raises
     ------
     ValueError
-        If a pair's vectors do not have ``len(q)`` entries.
+        If a pair's vectors do not have ``len(q)`` entries, are not float64
+        and C-contiguous, or overlap ``q`` in memory (``q`` is written while
+        they are read).
     TypeError
-        If a pair is not a ``(s, y, ys)`` triple of float64 vectors.
+        If a pair is not a ``(s, y, ys)`` triple of vectors and a real number.
     """
     cdef intp_t m = len(pairs), n = q.shape[0], i
+    cdef object pair
     cdef const double[::1] s
     cdef const double[::1] y
     cdef list keep = []
@@ -184,17 +189,25 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
         if S == NULL or Y == NULL or ys == NULL or alpha == NULL:
             raise MemoryError()
         for i in range(m):
-            if not isinstance(pairs[i], tuple) or len(pairs[i]) != 3:
-                raise TypeError(f"pair {i} must be a tuple (s, y, ys)")
-            s = pairs[i][0]
-            y = pairs[i][1]
+            pair = pairs[i]
+            if (not isinstance(pair, tuple) or len(pair) != 3 or pair[0] is None
+                    or pair[1] is None or isinstance(pair[2], (str, bytes))
+                    or np.ndim(pair[2]) != 0):
+                raise TypeError(f"pair {i} must be a tuple (s, y, ys) of two vectors and "
+                                "a real number")
+            s = pair[0]
+            y = pair[1]
             if s.shape[0] != n or y.shape[0] != n:
                 raise ValueError(f"pair {i} has vectors of {s.shape[0]} and {y.shape[0]} "
                                  f"entries, q has {n}")
+            if n and (np.may_share_memory(pair[0], q.base) or
+                      np.may_share_memory(pair[1], q.base)):
+                raise ValueError(f"pair {i} overlaps q in memory: two_loop writes q while "
+                                 "it reads the pairs")
             keep.append((s, y))
             S[i] = &s[0] if n else NULL
             Y[i] = &y[0] if n else NULL
-            ys[i] = float(pairs[i][2])
+            ys[i] = float(pair[2])
         if n == 0:
             return
         if m == 0:
