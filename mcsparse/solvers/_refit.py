@@ -251,7 +251,7 @@ class CarriedCurvature:
         if not sy > 1e-8 * np.sqrt((s @ s) * (y @ y)):
             return  # no curvature information (flat, or at rounding level)
         if not self.dense:
-            self.pairs.append(_pair(s, y))
+            self.pairs.append((s, y, sy))  # s @ y: y @ s to the bit (same products, order)
             if len(self.pairs) > LBFGS_MEMORY:
                 self.pairs.pop(0)
             return
