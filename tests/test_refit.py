@@ -47,20 +47,22 @@ def test_blas_module_matches_twins(m, capacity):
         np.testing.assert_array_equal(G[m:], H[m:])  # outside the leading block: untouched
 
 
-def _pairs(rng, m, n):
+def _pairs(rng, m, n, dtype=np.float64):
     pairs = []
     for _ in range(m):
         s = rng.standard_normal(n)
         y = s + 0.3 * rng.standard_normal(n)
-        pairs.append((s, y, y @ s if n else 1.0))
+        pairs.append((s.astype(dtype), y.astype(dtype), y @ s if n else 1.0))
     return pairs
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("m", [0, 1, 2, 7, 100])
 @pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 9, 1001])  # four partial sums: the tails
-def test_two_loop_matches_twin(m, n):
+def test_two_loop_matches_twin(m, n, dtype):
+    """Float32 pairs are widened to float64 entry by entry: the same sums as the twin's."""
     rng = np.random.default_rng(10 * m + n)
-    pairs = _pairs(rng, m, n)
+    pairs = _pairs(rng, m, n, dtype)
     q = rng.standard_normal(n)
     got, want = q.copy(), q.copy()
     two_loop(pairs, got, 0.7)
@@ -76,8 +78,15 @@ def test_two_loop_is_the_bfgs_inverse_hessian_of_its_pairs():
     H = (eye - rho * np.outer(s, y)) @ (0.4 * eye) @ (eye - rho * np.outer(y, s)) + rho * np.outer(s, s)
     q = rng.standard_normal(6)
     want = H @ q
+    q32 = q.copy()
     two_loop([(s, y, ys)], q, 0.4)
     np.testing.assert_allclose(q, want, rtol=1e-12)
+    # float32 vectors: the BFGS matrix of the rounded vectors, with the ys given
+    s, y = s.astype(np.float32).astype(np.float64), y.astype(np.float32).astype(np.float64)
+    H = (eye - rho * np.outer(s, y)) @ (0.4 * eye) @ (eye - rho * np.outer(y, s)) + rho * np.outer(s, s)
+    want = H @ q32
+    two_loop([(s.astype(np.float32), y.astype(np.float32), ys)], q32, 0.4)
+    np.testing.assert_allclose(q32, want, rtol=1e-12)
 
 
 def test_two_loop_refuses_bad_pairs():
@@ -88,6 +97,17 @@ def test_two_loop_refuses_bad_pairs():
         two_loop([(np.ones(4), np.ones(4))], q, 1.0)
     with pytest.raises(ValueError, match="dtype"):
         two_loop([(np.ones(4, dtype=np.float32), np.ones(4), 4.0)], q, 1.0)
+    with pytest.raises(ValueError, match="dtype"):
+        two_loop([(np.ones(4), np.ones(4, dtype=np.float32), 4.0)], q, 1.0)
+    with pytest.raises(ValueError, match="pair 1 is not float32"):  # one dtype for all pairs
+        two_loop([(np.ones(4, dtype=np.float32), np.ones(4, dtype=np.float32), 4.0),
+                  (np.ones(4), np.ones(4), 4.0)], q, 1.0)
+    with pytest.raises(ValueError, match="dtype"):
+        two_loop([(np.ones(4, dtype=np.float16), np.ones(4, dtype=np.float16), 4.0)], q, 1.0)
+    with pytest.raises(ValueError, match="pair 0 has vectors of 3"):
+        two_loop([(np.ones(3, dtype=np.float32), np.ones(4, dtype=np.float32), 4.0)], q, 1.0)
+    with pytest.raises(ValueError, match="contiguous"):
+        two_loop([(np.ones(8, dtype=np.float32)[::2], np.ones(4, dtype=np.float32), 4.0)], q, 1.0)
     with pytest.raises(TypeError, match="pair 0 must be a tuple"):
         two_loop([(None, np.ones(4), 1.0)], q, 1.0)
     with pytest.raises(TypeError, match="pair 0 must be a tuple"):

@@ -254,32 +254,35 @@ class ShareBoostPaths(Benchmark):
 
 
 class LbfgsTwoLoop(Benchmark):
-    """One L-BFGS direction: the two-loop recursion over 100 pairs, beside its NumPy twin.
+    """One L-BFGS direction: the two-loop recursion, beside its NumPy twin.
 
-    100 pairs of 163,200 coefficients (320 anchor pieces of 51 columns x 10
-    classes: the Fig. 7 path's last rounds; 261 MB of pairs, so the sweeps
-    are bound by memory). ``cython``: :func:`mcsparse.solvers._refit_fast.two_loop`
-    (one sweep per pair and loop); ``numpy``: its twin
+    Pairs of 163,200 coefficients (320 anchor pieces of 51 columns x 10
+    classes: the Fig. 7 path's last rounds), ``pairs``: the engine's 200
+    float32 pairs, or 100 float64 pairs (its storage before; the same
+    261 MB, so that the sweeps are bound by memory either way).
+    ``cython``: :func:`mcsparse.solvers._refit_fast.two_loop` (one sweep per
+    pair and loop); ``numpy``: its twin
     :func:`mcsparse.solvers._refit.two_loop_numpy` (a dot product, a scaled
     copy and an update per pair and loop). Quick mode: 16,320 coefficients.
     """
 
-    param_names = ["implementation"]
-    params = (["cython", "numpy"],)
+    param_names = ["implementation", "pairs"]
+    params = (["cython", "numpy"], ["200-float32", "100-float64"])
 
-    def setup(self, implementation):
+    def setup(self, implementation, pairs):
         from mcsparse.solvers._refit import two_loop_numpy
         from mcsparse.solvers._refit_fast import two_loop
 
         n = 16_320 if quick() else 163_200
+        m, dtype = {"200-float32": (200, np.float32), "100-float64": (100, np.float64)}[pairs]
         rng = np.random.default_rng(0)
         self.pairs = []
-        for _ in range(100):
+        for _ in range(m):
             s = rng.standard_normal(n)
             y = s + 0.1 * rng.standard_normal(n)
-            self.pairs.append((s, y, y @ s))
+            self.pairs.append((s.astype(dtype), y.astype(dtype), y @ s))
         self.g = rng.standard_normal(n)
         self.func = two_loop if implementation == "cython" else two_loop_numpy
 
-    def time_direction(self, implementation):
+    def time_direction(self, implementation, pairs):
         self.func(self.pairs, self.g.copy(), 0.5)

@@ -50,7 +50,13 @@ MAX_BORDER_WORK = 4e10
 #: would be full within a few rounds anyway.
 MAX_DENSE_GROWTH = 128
 #: Curvature pairs of the L-BFGS mode.
-LBFGS_MEMORY = 100
+LBFGS_MEMORY = 200
+#: Storage of the L-BFGS pairs' vectors. The two-loop recursion reads all pairs
+#: twice per direction and is bound by memory; float32 halves the bytes, so that
+#: twice the pairs cost what float64 pairs did (the products and ``y @ s`` stay
+#: float64, and ``y @ s`` is taken before rounding, so that the approximation
+#: stays positive definite).
+PAIR_DTYPE = np.float32
 #: Eigenvalues of a bordered block below this fraction of the new block's largest
 #: curvature are raised to it.
 EIGEN_FLOOR = 1e-8
@@ -147,6 +153,7 @@ class CarriedCurvature:
         self.max_dense = check_int(max_dense, "max_dense", low=0)
         self.H = None
         self.pairs = []
+        self.scale = 1.0  # gamma of the initial matrix: y @ s / y @ y of the newest pair
         self.n_params = 0
 
     @property
@@ -159,6 +166,7 @@ class CarriedCurvature:
         other = CarriedCurvature(self.max_dense)
         other.H = None if self.H is None else self.H.copy(order="F")
         other.pairs = list(self.pairs)
+        other.scale = self.scale
         other.n_params = self.n_params
         return other
 
@@ -168,6 +176,7 @@ class CarriedCurvature:
         m = self.n_params
         other.H = None if self.H is None else np.asfortranarray(self.H[:m, :m])
         other.pairs = list(self.pairs)
+        other.scale = self.scale
         other.n_params = m
         return other
 
@@ -187,8 +196,9 @@ class CarriedCurvature:
             self._border(E, m_old, m)
             return
         self.H = None
-        self.pairs = [_pair(np.pad(s, (0, m - m_old)), np.pad(y, (0, m - m_old)))
-                      for s, y, _ in self.pairs]
+        # zeros for the new coefficients change neither y @ s nor the scale
+        self.pairs = [(np.pad(s, (0, m - m_old)), np.pad(y, (0, m - m_old)), ys)
+                      for s, y, ys in self.pairs]
 
     def _grow(self, m_old, m):
         """A buffer of capacity at least ``m`` holding the current ``m_old`` block."""
@@ -234,8 +244,7 @@ class CarriedCurvature:
         if not self.pairs:
             return -g / max(np.abs(g).sum(), 1.0)  # a first, short steepest-descent step
         q = np.array(g, dtype=np.float64)  # a copy
-        s, y, _ = self.pairs[-1]
-        two_loop(self.pairs, q, (s @ y) / (y @ y))
+        two_loop(self.pairs, q, self.scale)
         return -q
 
     def restart(self, g):
@@ -251,7 +260,8 @@ class CarriedCurvature:
         if not sy > 1e-8 * np.sqrt((s @ s) * (y @ y)):
             return  # no curvature information (flat, or at rounding level)
         if not self.dense:
-            self.pairs.append((s, y, sy))  # s @ y: y @ s to the bit (same products, order)
+            self.pairs.append((s.astype(PAIR_DTYPE), y.astype(PAIR_DTYPE), sy))
+            self.scale = sy / (y @ y)
             if len(self.pairs) > LBFGS_MEMORY:
                 self.pairs.pop(0)
             return
@@ -263,13 +273,13 @@ class CarriedCurvature:
         syr2(self.H, self.n_params, a, s)
 
 
-def _pair(s, y):
-    """An L-BFGS pair ``(s, y, y @ s)``."""
-    return s, y, y @ s
-
-
 def two_loop_numpy(pairs, q, gamma):
-    """NumPy twin of ``two_loop``: ``q <- H q`` in place for the pairs ``(s, y, y @ s)``."""
+    """NumPy twin of ``two_loop``: ``q <- H q`` in place for the pairs ``(s, y, y @ s)``.
+
+    Float32 vectors are widened to float64 before any product, as in ``two_loop``.
+    """
+    pairs = [(np.asarray(s, dtype=np.float64), np.asarray(y, dtype=np.float64), ys)
+             for s, y, ys in pairs]
     alphas = []
     for s, y, ys in reversed(pairs):
         a = (s @ q) / ys

@@ -80,8 +80,9 @@ def symm(double[::1, :] H not None, intp_t m, const double[::1, :] B not None,
 
 # -- the L-BFGS two-loop recursion ---------------------------------------------------
 #
-# With 100 pairs of ~10^5 coefficients (the Fig. 7 path's last rounds: 260 MB of
-# pairs) the recursion is bound by memory. Each pass below applies one pair's update
+# With 200 float32 pairs of ~10^5 coefficients (the Fig. 7 path's last rounds: 260 MB
+# of pairs) the recursion is bound by memory: float32 pairs (widened as they are
+# read) halve the bytes. Each pass below applies one pair's update
 # to q and, in the same sweep, takes the dot product the next step needs: 2m + 2
 # sweeps over q of at most three vectors each, where the NumPy twin
 # (mcsparse.solvers._refit.two_loop_numpy) makes 6m + 2 (a dot, a scaled copy,
@@ -93,45 +94,53 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 
 
-cdef double _update_dot(double* q, double c, const double* v, const double* u,
+ctypedef fused pair_t:
+    float
+    double
+
+
+cdef double _update_dot(double* q, double c, const pair_t* v, const pair_t* u,
                         intp_t n) noexcept nogil:
-    """``q += c v``; returns ``u . q`` (the updated q), or 0 when ``u`` is NULL."""
+    """``q += c v``; returns ``u . q`` (the updated q), or 0 when ``u`` is NULL.
+
+    ``v`` and ``u`` may be float32: their entries are widened to float64 first.
+    """
     cdef intp_t i
     cdef double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0
     if u == NULL:
         for i in range(n):
-            q[i] += c * v[i]
+            q[i] += c * <double> v[i]
         return 0.0
     for i in range(0, n - 3, 4):
-        q[i] += c * v[i]
-        q[i + 1] += c * v[i + 1]
-        q[i + 2] += c * v[i + 2]
-        q[i + 3] += c * v[i + 3]
-        d0 += u[i] * q[i]
-        d1 += u[i + 1] * q[i + 1]
-        d2 += u[i + 2] * q[i + 2]
-        d3 += u[i + 3] * q[i + 3]
+        q[i] += c * <double> v[i]
+        q[i + 1] += c * <double> v[i + 1]
+        q[i + 2] += c * <double> v[i + 2]
+        q[i + 3] += c * <double> v[i + 3]
+        d0 += <double> u[i] * q[i]
+        d1 += <double> u[i + 1] * q[i + 1]
+        d2 += <double> u[i + 2] * q[i + 2]
+        d3 += <double> u[i + 3] * q[i + 3]
     for i in range(n - n % 4, n):
-        q[i] += c * v[i]
-        d0 += u[i] * q[i]
+        q[i] += c * <double> v[i]
+        d0 += <double> u[i] * q[i]
     return (d0 + d1) + (d2 + d3)
 
 
-cdef double _dot(const double* u, const double* q, intp_t n) noexcept nogil:
+cdef double _dot(const pair_t* u, const double* q, intp_t n) noexcept nogil:
     """``u . q`` in four partial sums."""
     cdef intp_t i
     cdef double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0
     for i in range(0, n - 3, 4):
-        d0 += u[i] * q[i]
-        d1 += u[i + 1] * q[i + 1]
-        d2 += u[i + 2] * q[i + 2]
-        d3 += u[i + 3] * q[i + 3]
+        d0 += <double> u[i] * q[i]
+        d1 += <double> u[i + 1] * q[i + 1]
+        d2 += <double> u[i + 2] * q[i + 2]
+        d3 += <double> u[i + 3] * q[i + 3]
     for i in range(n - n % 4, n):
-        d0 += u[i] * q[i]
+        d0 += <double> u[i] * q[i]
     return (d0 + d1) + (d2 + d3)
 
 
-cdef double _scale_dot(double* q, double c, const double* u, intp_t n) noexcept nogil:
+cdef double _scale_dot(double* q, double c, const pair_t* u, intp_t n) noexcept nogil:
     """``q *= c``; returns ``u . q``."""
     cdef intp_t i
     cdef double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0
@@ -140,14 +149,29 @@ cdef double _scale_dot(double* q, double c, const double* u, intp_t n) noexcept 
         q[i + 1] *= c
         q[i + 2] *= c
         q[i + 3] *= c
-        d0 += u[i] * q[i]
-        d1 += u[i + 1] * q[i + 1]
-        d2 += u[i + 2] * q[i + 2]
-        d3 += u[i + 3] * q[i + 3]
+        d0 += <double> u[i] * q[i]
+        d1 += <double> u[i + 1] * q[i + 1]
+        d2 += <double> u[i + 2] * q[i + 2]
+        d3 += <double> u[i + 3] * q[i + 3]
     for i in range(n - n % 4, n):
         q[i] *= c
-        d0 += u[i] * q[i]
+        d0 += <double> u[i] * q[i]
     return (d0 + d1) + (d2 + d3)
+
+
+cdef void _recursion(const pair_t** S, const pair_t** Y, const double* ys, double* alpha,
+                     double* q, intp_t m, intp_t n, double gamma) noexcept nogil:
+    """The two loops over ``m >= 1`` pairs (oldest first) on ``q`` of ``n >= 1`` entries."""
+    cdef intp_t i
+    cdef double dot, beta
+    dot = _dot(S[m - 1], q, n)
+    for i in range(m - 1, -1, -1):
+        alpha[i] = dot / ys[i]
+        dot = _update_dot(q, -alpha[i], Y[i], S[i - 1] if i > 0 else NULL, n)
+    dot = _scale_dot(q, gamma, Y[0], n)
+    for i in range(m):
+        beta = dot / ys[i]
+        dot = _update_dot(q, alpha[i] - beta, S[i], Y[i + 1] if i + 1 < m else NULL, n)
 
 
 def two_loop(list pairs not None, double[::1] q not None, double gamma):
@@ -159,8 +183,9 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
     Parameters
     ----------
     pairs : list of tuple
-        ``(s, y, ys)``: ``s`` and ``y`` float64, C-contiguous, of ``len(q)``
-        entries, ``ys = y @ s`` non-zero.
+        ``(s, y, ys)``: ``s`` and ``y`` C-contiguous, of ``len(q)`` entries,
+        all float64 or all float32 (widened to float64 as they are read),
+        ``ys = y @ s`` non-zero.
     q : ndarray of shape (n,), float64
         The vector, overwritten by ``H q``.
     gamma : float
@@ -169,22 +194,24 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
     Raises
     ------
     ValueError
-        If a pair's vectors do not have ``len(q)`` entries, are not float64
-        and C-contiguous, or overlap ``q`` in memory (``q`` is written while
-        they are read).
+        If a pair's vectors do not have ``len(q)`` entries, are not
+        C-contiguous, are neither float64 nor float32 or not all of one
+        dtype, or overlap ``q`` in memory (``q`` is written while they are
+        read).
     TypeError
         If a pair is not a ``(s, y, ys)`` triple of vectors and a real number.
     """
-    cdef intp_t m = len(pairs), n = q.shape[0], i
-    cdef object pair
+    cdef intp_t m = len(pairs), n = q.shape[0], i, n_s, n_y
+    cdef object pair, dtype = None
     cdef const double[::1] s
     cdef const double[::1] y
+    cdef const float[::1] s32
+    cdef const float[::1] y32
     cdef list keep = []
-    cdef const double** S = <const double**> malloc((m + 1) * sizeof(double*))
-    cdef const double** Y = <const double**> malloc((m + 1) * sizeof(double*))
+    cdef const void** S = <const void**> malloc((m + 1) * sizeof(void*))
+    cdef const void** Y = <const void**> malloc((m + 1) * sizeof(void*))
     cdef double* ys = <double*> malloc((m + 1) * sizeof(double))
     cdef double* alpha = <double*> malloc((m + 1) * sizeof(double))
-    cdef double dot, beta
     try:
         if S == NULL or Y == NULL or ys == NULL or alpha == NULL:
             raise MemoryError()
@@ -195,18 +222,36 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
                     or np.ndim(pair[2]) != 0):
                 raise TypeError(f"pair {i} must be a tuple (s, y, ys) of two vectors and "
                                 "a real number")
-            s = pair[0]
-            y = pair[1]
-            if s.shape[0] != n or y.shape[0] != n:
-                raise ValueError(f"pair {i} has vectors of {s.shape[0]} and {y.shape[0]} "
+            if dtype is None:
+                dtype = np.float32 if getattr(pair[0], "dtype", None) == np.float32 \
+                    else np.float64
+            if dtype == np.float32:
+                if (getattr(pair[0], "dtype", None) != np.float32
+                        or getattr(pair[1], "dtype", None) != np.float32):
+                    raise ValueError(f"pair {i} is not float32 like pair 0: the dtype of "
+                                     "the pairs' vectors must be all float64 or all float32")
+                s32 = pair[0]
+                y32 = pair[1]
+                n_s, n_y = s32.shape[0], y32.shape[0]
+            else:
+                s = pair[0]
+                y = pair[1]
+                n_s, n_y = s.shape[0], y.shape[0]
+            if n_s != n or n_y != n:
+                raise ValueError(f"pair {i} has vectors of {n_s} and {n_y} "
                                  f"entries, q has {n}")
             if n and (np.may_share_memory(pair[0], q.base) or
                       np.may_share_memory(pair[1], q.base)):
                 raise ValueError(f"pair {i} overlaps q in memory: two_loop writes q while "
                                  "it reads the pairs")
-            keep.append((s, y))
-            S[i] = &s[0] if n else NULL
-            Y[i] = &y[0] if n else NULL
+            if dtype == np.float32:
+                keep.append((s32, y32))
+                S[i] = <const void*> &s32[0] if n else NULL
+                Y[i] = <const void*> &y32[0] if n else NULL
+            else:
+                keep.append((s, y))
+                S[i] = <const void*> &s[0] if n else NULL
+                Y[i] = <const void*> &y[0] if n else NULL
             ys[i] = float(pair[2])
         if n == 0:
             return
@@ -214,16 +259,13 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
             for i in range(n):
                 q[i] *= gamma
             return
-        with nogil:
-            dot = _dot(S[m - 1], &q[0], n)
-            for i in range(m - 1, -1, -1):
-                alpha[i] = dot / ys[i]
-                dot = _update_dot(&q[0], -alpha[i], Y[i], S[i - 1] if i > 0 else NULL, n)
-            dot = _scale_dot(&q[0], gamma, Y[0], n)
-            for i in range(m):
-                beta = dot / ys[i]
-                dot = _update_dot(&q[0], alpha[i] - beta, S[i],
-                                  Y[i + 1] if i + 1 < m else NULL, n)
+        if dtype == np.float32:
+            with nogil:
+                _recursion(<const float**> S, <const float**> Y, ys, alpha, &q[0], m, n, gamma)
+        else:
+            with nogil:
+                _recursion(<const double**> S, <const double**> Y, ys, alpha, &q[0], m, n,
+                           gamma)
     finally:
         free(S)
         free(Y)
