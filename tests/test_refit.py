@@ -95,14 +95,17 @@ def test_two_loop_refuses_bad_pairs():
         two_loop([(np.ones(4), np.ones(4), 4.0), (np.ones(3), np.ones(4), 3.0)], q, 1.0)
     with pytest.raises(TypeError, match="pair 0 must be a tuple"):
         two_loop([(np.ones(4), np.ones(4))], q, 1.0)
-    with pytest.raises(ValueError, match="dtype"):
+    with pytest.raises(ValueError, match="pair 0 has an s of dtype float32 and a y of dtype float64"):
         two_loop([(np.ones(4, dtype=np.float32), np.ones(4), 4.0)], q, 1.0)
-    with pytest.raises(ValueError, match="dtype"):
+    with pytest.raises(ValueError, match="pair 0 has an s of dtype float64 and a y of dtype float32"):
         two_loop([(np.ones(4), np.ones(4, dtype=np.float32), 4.0)], q, 1.0)
-    with pytest.raises(ValueError, match="pair 1 is not float32"):  # one dtype for all pairs
+    with pytest.raises(ValueError, match="pair 1 has vectors of dtype float64 and pair 0"):
         two_loop([(np.ones(4, dtype=np.float32), np.ones(4, dtype=np.float32), 4.0),
                   (np.ones(4), np.ones(4), 4.0)], q, 1.0)
-    with pytest.raises(ValueError, match="dtype"):
+    with pytest.raises(ValueError, match="pair 1 has vectors of dtype float32 and pair 0"):
+        two_loop([(np.ones(4), np.ones(4), 4.0),
+                  (np.ones(4, dtype=np.float32), np.ones(4, dtype=np.float32), 4.0)], q, 1.0)
+    with pytest.raises(ValueError, match="pair 0 has vectors of dtype float16"):
         two_loop([(np.ones(4, dtype=np.float16), np.ones(4, dtype=np.float16), 4.0)], q, 1.0)
     with pytest.raises(ValueError, match="pair 0 has vectors of 3"):
         two_loop([(np.ones(3, dtype=np.float32), np.ones(4, dtype=np.float32), 4.0)], q, 1.0)
@@ -117,6 +120,52 @@ def test_two_loop_refuses_bad_pairs():
     with pytest.raises(ValueError, match="overlaps q"):
         two_loop([(np.ones(4), base[:4], 4.0)], base[1:], 1.0)
     np.testing.assert_array_equal(base, np.arange(1.0, 6.0))
+
+
+def test_lbfgs_pairs_are_float32_unless_beyond_its_range():
+    """Float32 pairs; a pair that float32 cannot hold (1e39) turns all pairs to
+    float64 instead of giving infinities and a NaN direction."""
+    rng = np.random.default_rng(6)
+    curvature = CarriedCurvature(max_dense=0)
+    curvature.n_params = 5
+    s, y, _ = _pairs(rng, 1, 5)[0]
+    curvature.update(s, y)
+    assert curvature.pairs[0][0].dtype == np.float32
+    assert curvature.scale == (s @ y) / (y @ y)  # float64, before the rounding
+    g = rng.standard_normal(5)
+    want = g.copy()
+    two_loop_numpy([(s.astype(np.float32), y.astype(np.float32), s @ y)], want, curvature.scale)
+    np.testing.assert_allclose(curvature.direction(g), -want, rtol=1e-12)
+    big_s, big_y = 1e-3 * rng.standard_normal(5), 1e39 * np.array([4.0, 10.0, -2.0, 1.0, 3.0])
+    big_s = np.abs(big_s) * np.sign(big_y)  # y @ s > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        curvature.update(big_s, big_y)
+    assert curvature.pair_dtype == np.float64
+    assert all(v.dtype == np.float64 for p in curvature.pairs for v in p[:2])
+    d = curvature.direction(g)
+    assert np.isfinite(d).all() and g @ d < 0
+
+
+def test_a_curvature_saved_with_float64_pairs_goes_on_with_them():
+    """A curvature pickled before the pairs were float32 (no ``scale``): its pairs
+    stay float64 and its direction is the one their two-loop gives."""
+    import pickle
+
+    rng = np.random.default_rng(7)
+    old = CarriedCurvature(max_dense=0)
+    old.n_params = 6
+    old.pairs = _pairs(rng, 3, 6)
+    del old.__dict__["scale"], old.__dict__["pair_dtype"]
+    loaded = pickle.loads(pickle.dumps(old))
+    g = rng.standard_normal(6)
+    want = g.copy()
+    s, y, ys = old.pairs[-1]
+    two_loop_numpy(old.pairs, want, ys / (y @ y))
+    np.testing.assert_allclose(loaded.direction(g), -want, rtol=1e-12)
+    loaded.update(*_pairs(rng, 1, 6)[0][:2])
+    assert loaded.pair_dtype == np.float64 and loaded.pairs[-1][0].dtype == np.float64
+    assert loaded.copy().scale == loaded.scale
 
 
 def test_blas_module_refuses_bad_shapes():

@@ -55,7 +55,8 @@ LBFGS_MEMORY = 200
 #: twice per direction and is bound by memory; float32 halves the bytes, so that
 #: twice the pairs cost what float64 pairs did (the products and ``y @ s`` stay
 #: float64, and ``y @ s`` is taken before rounding, so that the approximation
-#: stays positive definite).
+#: stays positive definite). A pair beyond float32's range switches the curvature
+#: to float64 pairs.
 PAIR_DTYPE = np.float32
 #: Eigenvalues of a bordered block below this fraction of the new block's largest
 #: curvature are raised to it.
@@ -154,7 +155,17 @@ class CarriedCurvature:
         self.H = None
         self.pairs = []
         self.scale = 1.0  # gamma of the initial matrix: y @ s / y @ y of the newest pair
+        self.pair_dtype = PAIR_DTYPE
         self.n_params = 0
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "scale" not in state:  # saved before the pairs were float32: keep them float64
+            self.pair_dtype = np.float64
+            self.scale = 1.0
+            if self.pairs:
+                _, y, ys = self.pairs[-1]
+                self.scale = ys / (y @ y)
 
     @property
     def dense(self):
@@ -166,7 +177,7 @@ class CarriedCurvature:
         other = CarriedCurvature(self.max_dense)
         other.H = None if self.H is None else self.H.copy(order="F")
         other.pairs = list(self.pairs)
-        other.scale = self.scale
+        other.scale, other.pair_dtype = self.scale, self.pair_dtype
         other.n_params = self.n_params
         return other
 
@@ -176,7 +187,7 @@ class CarriedCurvature:
         m = self.n_params
         other.H = None if self.H is None else np.asfortranarray(self.H[:m, :m])
         other.pairs = list(self.pairs)
-        other.scale = self.scale
+        other.scale, other.pair_dtype = self.scale, self.pair_dtype
         other.n_params = m
         return other
 
@@ -260,7 +271,15 @@ class CarriedCurvature:
         if not sy > 1e-8 * np.sqrt((s @ s) * (y @ y)):
             return  # no curvature information (flat, or at rounding level)
         if not self.dense:
-            self.pairs.append((s.astype(PAIR_DTYPE), y.astype(PAIR_DTYPE), sy))
+            with np.errstate(over="ignore"):
+                s_, y_ = s.astype(self.pair_dtype), y.astype(self.pair_dtype)
+            if not (np.isfinite(s_).all() and np.isfinite(y_).all()):
+                # beyond float32's range (huge columns): float64 pairs from now on
+                self.pair_dtype = np.float64
+                self.pairs = [(a.astype(np.float64), b.astype(np.float64), c)
+                              for a, b, c in self.pairs]
+                s_, y_ = s, y
+            self.pairs.append((s_, y_, sy))
             self.scale = sy / (y @ y)
             if len(self.pairs) > LBFGS_MEMORY:
                 self.pairs.pop(0)

@@ -202,7 +202,7 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
         If a pair is not a ``(s, y, ys)`` triple of vectors and a real number.
     """
     cdef intp_t m = len(pairs), n = q.shape[0], i, n_s, n_y
-    cdef object pair, dtype = None
+    cdef object pair, s_arr, y_arr, dtype = None
     cdef const double[::1] s
     cdef const double[::1] y
     cdef const float[::1] s32
@@ -222,26 +222,31 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
                     or np.ndim(pair[2]) != 0):
                 raise TypeError(f"pair {i} must be a tuple (s, y, ys) of two vectors and "
                                 "a real number")
+            s_arr, y_arr = np.asarray(pair[0]), np.asarray(pair[1])
+            if s_arr.dtype != y_arr.dtype:
+                raise ValueError(f"pair {i} has an s of dtype {s_arr.dtype} and a y of dtype "
+                                 f"{y_arr.dtype}: both must be float64 or both float32")
+            if s_arr.dtype != np.float32 and s_arr.dtype != np.float64:
+                raise ValueError(f"pair {i} has vectors of dtype {s_arr.dtype}: they must be "
+                                 "float64 or float32 (native byte order)")
             if dtype is None:
-                dtype = np.float32 if getattr(pair[0], "dtype", None) == np.float32 \
-                    else np.float64
+                dtype = s_arr.dtype
+            elif s_arr.dtype != dtype:
+                raise ValueError(f"pair {i} has vectors of dtype {s_arr.dtype} and pair 0 of "
+                                 f"dtype {dtype}: all pairs must have one dtype")
             if dtype == np.float32:
-                if (getattr(pair[0], "dtype", None) != np.float32
-                        or getattr(pair[1], "dtype", None) != np.float32):
-                    raise ValueError(f"pair {i} is not float32 like pair 0: the dtype of "
-                                     "the pairs' vectors must be all float64 or all float32")
-                s32 = pair[0]
-                y32 = pair[1]
+                s32 = s_arr
+                y32 = y_arr
                 n_s, n_y = s32.shape[0], y32.shape[0]
             else:
-                s = pair[0]
-                y = pair[1]
+                s = s_arr
+                y = y_arr
                 n_s, n_y = s.shape[0], y.shape[0]
             if n_s != n or n_y != n:
                 raise ValueError(f"pair {i} has vectors of {n_s} and {n_y} "
                                  f"entries, q has {n}")
-            if n and (np.may_share_memory(pair[0], q.base) or
-                      np.may_share_memory(pair[1], q.base)):
+            if n and (np.may_share_memory(s_arr, q.base) or
+                      np.may_share_memory(y_arr, q.base)):
                 raise ValueError(f"pair {i} overlaps q in memory: two_loop writes q while "
                                  "it reads the pairs")
             if dtype == np.float32:
