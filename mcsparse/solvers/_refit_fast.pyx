@@ -174,6 +174,31 @@ cdef void _recursion(const pair_t** S, const pair_t** Y, const double* ys, doubl
         dot = _update_dot(q, alpha[i] - beta, S[i], Y[i + 1] if i + 1 < m else NULL, n)
 
 
+def _checked_pair(i, pair, q):
+    """``(s, y, ys)`` of pair ``i`` as two arrays of one dtype and a float.
+
+    Raises TypeError if it is not such a triple, ValueError if the dtypes are
+    not both float64 or both float32, or if a vector may share memory with
+    ``q`` (None: not checked).
+    """
+    if (not isinstance(pair, tuple) or len(pair) != 3 or pair[0] is None
+            or pair[1] is None or isinstance(pair[2], (str, bytes))
+            or np.ndim(pair[2]) != 0):
+        raise TypeError(f"pair {i} must be a tuple (s, y, ys) of two vectors and "
+                        "a real number")
+    s, y = np.asarray(pair[0]), np.asarray(pair[1])
+    if s.dtype != y.dtype:
+        raise ValueError(f"pair {i} has an s of dtype {s.dtype} and a y of dtype "
+                         f"{y.dtype}: both must be float64 or both float32")
+    if s.dtype != np.float32 and s.dtype != np.float64:
+        raise ValueError(f"pair {i} has vectors of dtype {s.dtype}: they must be "
+                         "float64 or float32 (native byte order)")
+    if q is not None and (np.may_share_memory(s, q) or np.may_share_memory(y, q)):
+        raise ValueError(f"pair {i} overlaps q in memory: two_loop writes q while "
+                         "it reads the pairs")
+    return s, y, float(pair[2])
+
+
 def two_loop(list pairs not None, double[::1] q not None, double gamma):
     """The L-BFGS two-loop recursion in place: ``q <- H q`` for the pairs given.
 
@@ -202,7 +227,7 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
         If a pair is not a ``(s, y, ys)`` triple of vectors and a real number.
     """
     cdef intp_t m = len(pairs), n = q.shape[0], i, n_s, n_y
-    cdef object pair, s_arr, y_arr, dtype = None
+    cdef object s_arr, y_arr, dtype = None
     cdef const double[::1] s
     cdef const double[::1] y
     cdef const float[::1] s32
@@ -216,19 +241,7 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
         if S == NULL or Y == NULL or ys == NULL or alpha == NULL:
             raise MemoryError()
         for i in range(m):
-            pair = pairs[i]
-            if (not isinstance(pair, tuple) or len(pair) != 3 or pair[0] is None
-                    or pair[1] is None or isinstance(pair[2], (str, bytes))
-                    or np.ndim(pair[2]) != 0):
-                raise TypeError(f"pair {i} must be a tuple (s, y, ys) of two vectors and "
-                                "a real number")
-            s_arr, y_arr = np.asarray(pair[0]), np.asarray(pair[1])
-            if s_arr.dtype != y_arr.dtype:
-                raise ValueError(f"pair {i} has an s of dtype {s_arr.dtype} and a y of dtype "
-                                 f"{y_arr.dtype}: both must be float64 or both float32")
-            if s_arr.dtype != np.float32 and s_arr.dtype != np.float64:
-                raise ValueError(f"pair {i} has vectors of dtype {s_arr.dtype}: they must be "
-                                 "float64 or float32 (native byte order)")
+            s_arr, y_arr, ys[i] = _checked_pair(i, pairs[i], q.base if n else None)
             if dtype is None:
                 dtype = s_arr.dtype
             elif s_arr.dtype != dtype:
@@ -245,19 +258,11 @@ def two_loop(list pairs not None, double[::1] q not None, double gamma):
             if n_s != n or n_y != n:
                 raise ValueError(f"pair {i} has vectors of {n_s} and {n_y} "
                                  f"entries, q has {n}")
-            if n and (np.may_share_memory(s_arr, q.base) or
-                      np.may_share_memory(y_arr, q.base)):
-                raise ValueError(f"pair {i} overlaps q in memory: two_loop writes q while "
-                                 "it reads the pairs")
-            if dtype == np.float32:
-                keep.append((s32, y32))
-                S[i] = <const void*> &s32[0] if n else NULL
-                Y[i] = <const void*> &y32[0] if n else NULL
-            else:
-                keep.append((s, y))
-                S[i] = <const void*> &s[0] if n else NULL
-                Y[i] = <const void*> &y[0] if n else NULL
-            ys[i] = float(pair[2])
+            keep.append((s_arr, y_arr))  # the buffers stay alive
+            if n and dtype == np.float32:
+                S[i], Y[i] = <const void*> &s32[0], <const void*> &y32[0]
+            elif n:
+                S[i], Y[i] = <const void*> &s[0], <const void*> &y[0]
         if n == 0:
             return
         if m == 0:
