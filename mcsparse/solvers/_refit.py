@@ -267,8 +267,8 @@ class CarriedCurvature:
 
     def update(self, s, y):
         """The BFGS update with the step ``s`` and the gradient change ``y``."""
-        sy = s @ y
-        if not sy > 1e-8 * np.sqrt((s @ s) * (y @ y)):
+        sy, yy = s @ y, y @ y
+        if not sy > 1e-8 * np.sqrt((s @ s) * yy):
             return  # no curvature information (flat, or at rounding level)
         if not self.dense:
             with np.errstate(over="ignore"):
@@ -280,7 +280,7 @@ class CarriedCurvature:
                               for a, b, c in self.pairs]
                 s_, y_ = s, y
             self.pairs.append((s_, y_, sy))
-            self.scale = sy / (y @ y)
+            self.scale = sy / yy
             if len(self.pairs) > LBFGS_MEMORY:
                 self.pairs.pop(0)
             return
