@@ -1,0 +1,108 @@
+"""Held-out study of the Fig. 4 pipeline's early rounds (training digits only).
+
+Does any choice of the template features move ShareBoost's error at round 75?
+Each variant runs the Fig. 4 model (``alpha=3e-6``, the NCC that the example
+chose) on the first 50,000 MNIST training digits and is scored on the last
+10,000, for each k-means seed of its templates: the test digits are never
+read. Run with ``MCSPARSE_DATA`` set; about 1 to 2 minutes per variant and
+seed on 2 cores, 7 GB at most (the union variants)::
+
+    python asv_benchmarks/mnist_heldout.py                  # every variant, seeds 0 1 2
+    python asv_benchmarks/mnist_heldout.py --variants ncc ncc-damping-1 --seeds 0
+
+It prints one line per (variant, seed), then the mean over seeds at rounds
+25, 50, 75 and 100, and writes ``mnist_heldout.json`` (every curve) to the
+current directory. The numbers are on the results page (Fig. 4).
+
+Variants (``ConvMaxTemplates(response="ncc")`` with 1000 templates x 16
+masks and ``damping=0.25`` unless said):
+
+- ``ncc``: Fig. 4's features;
+- ``ncc-damping-0.1``, ``ncc-damping-1``: another damping of the NCC;
+- ``ncc-25-masks``: 25 masks (a 5 x 5 grid), 25,000 candidates;
+- ``ncc-2000-templates``: 2000 templates, 32,000 candidates;
+- ``ncc+correlation``: the NCC's 16,000 candidates and the plain
+  correlation's 16,000 (same templates' seed), the latter scaled to the
+  NCC's mean absolute value;
+- ``ncc+pixels``: the NCC's candidates and the 784 pixels.
+"""
+import argparse
+import json
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from mcsparse import ShareBoostClassifier
+from mcsparse.datasets import load_mnist
+from mcsparse.features import ConvMaxTemplates
+
+ALPHA = 3e-6  # Fig. 4's choice, on the same held-out digits
+N_FIT, N_VAL = 50_000, 10_000
+CHECKPOINTS = (25, 50, 75, 100)
+FAMILY = {
+    "ncc": {},
+    "ncc-damping-0.1": {"damping": 0.1},
+    "ncc-damping-1": {"damping": 1.0},
+    "ncc-25-masks": {"n_masks": 25},
+    "ncc-2000-templates": {"n_templates": 2000},
+}
+VARIANTS = [*FAMILY, "ncc+correlation", "ncc+pixels"]
+
+
+def templates(X_fit, X_val, seed, **params):
+    """Training and held-out matrices of one ConvMaxTemplates family."""
+    params = {"n_templates": 1000, "response": "ncc", **params}
+    family = ConvMaxTemplates(n_jobs=2, random_state=seed, **params)
+    return family.fit_transform(X_fit), family.transform(X_val)
+
+
+def features(variant, X_fit, X_val, seed):
+    """The candidate matrices of ``variant`` (training, held-out)."""
+    if variant in FAMILY:
+        return templates(X_fit, X_val, seed, **FAMILY[variant])
+    F, V = templates(X_fit, X_val, seed)
+    if variant == "ncc+correlation":
+        F2, V2 = templates(X_fit, X_val, seed, response="correlation")
+        scale = np.float32(np.abs(F).mean() / np.abs(F2).mean())
+        return np.hstack([F, F2 * scale]), np.hstack([V, V2 * scale])
+    return (np.hstack([F, X_fit.reshape(len(X_fit), -1)]),
+            np.hstack([V, X_val.reshape(len(X_val), -1)]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=VARIANTS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--rounds", type=int, default=100)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y = load_mnist(subset="train", return_X_y=True)
+    X = (X / 255.0).astype(np.float32)
+    X_fit, y_fit, X_val, y_val = X[:N_FIT], y[:N_FIT], X[-N_VAL:], y[-N_VAL:]
+    curves = {}
+    for variant in args.variants:
+        for seed in args.seeds:
+            t0 = time.perf_counter()
+            F, V = features(variant, X_fit, X_val, seed)
+            clf = ShareBoostClassifier(n_features_to_select=args.rounds, alpha=ALPHA)
+            clf.fit(F, y_fit)
+            curve = [float(np.mean(p != y_val)) for p in clf.staged_predict(V)]
+            curves.setdefault(variant, []).append(curve)
+            del F, V, clf
+            print(f"{variant:>20} seed {seed}: " + " ".join(
+                f"{t}: {100 * curve[t - 1]:.2f}%" for t in CHECKPOINTS if t <= args.rounds)
+                + f" ({time.perf_counter() - t0:.0f} s)", flush=True)
+    print(f"held-out error (%), mean over seeds {args.seeds}:")
+    for variant, runs in curves.items():
+        mean = np.mean(runs, axis=0)
+        print(f"{variant:>20}: " + " ".join(
+            f"{t}: {100 * mean[t - 1]:.2f}" for t in CHECKPOINTS if t <= args.rounds))
+    with open("mnist_heldout.json", "w") as f:
+        json.dump({"alpha": ALPHA, "n_fit": N_FIT, "n_val": N_VAL, "seeds": args.seeds,
+                   "curves": curves}, f)
+
+
+if __name__ == "__main__":
+    main()
