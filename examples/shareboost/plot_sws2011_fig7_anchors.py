@@ -35,11 +35,11 @@ after the other, with the earlier L-BFGS-B refit) the held-out error was the
 same (3.30% against 3.33%) for 1.9 times less time (59 s against 113 s).
 The refits of the pieces (balls of up to 30,000 digits, kept as row
 indices into the shared ``[X, 1]``) and the scan of the 52,500 candidate
-groups share the fit time: on all 60,000 digits the scan takes about 1.5 s
-a round whatever the round (float32 with an exact float64 check), and over
-rounds 200 to 320 a round takes 5 to 12 s (median 7 s, the full run's
-verbose log), most of it in the refit (11 to 23 L-BFGS iterations over up
-to 320 pieces).
+groups share the fit time: on all 60,000 digits the scan (float32 with an
+exact float64 check) takes 107 to 113 s over the 320 rounds (``python
+asv_benchmarks/side_by_side.py fig7 --worker``), and over rounds 200 to
+320 a round takes 1.6 to 4.0 s (median 2.8 s, the full run's verbose log),
+most of it in the refit (8 to 15 L-BFGS iterations over up to 320 pieces).
 
 A round adds one *piece*, an (anchor point, radius) pair; the same anchor
 point may come back with another radius, so the path runs 320 rounds and
@@ -47,13 +47,17 @@ the numbers are given both at 250 pieces and at 250 distinct anchor points.
 
 **Full run** (``MCSPARSE_FULL=1 python
 examples/shareboost/plot_sws2011_fig7_anchors.py``, 2 cores, 2026-12-04,
-commit 81e6696, 33 min for the whole example, 2.4 GB peak memory): SVC
+commit 702a79b, 12 min for the whole example, 2.5 GB peak memory): SVC
 (``gamma`` = 2 x scale, ``C=3``) 1.31% test error with 13,767 support
-vectors, fit in 49 s; ShareBoost (``alpha=1e-4``) 2.02% after 100
-pieces, 1.84% after 250 pieces (216 distinct anchor points) and 1.82%
-with 250 distinct anchor points (314 pieces), fit in 1718 s (3560 s and
-5.4 GB on 2026-12-01, before the pieces shared the training matrix and
-the scan ran in float32). That is 0.53 points above the SVC: short of
+vectors, fit in 14 s; ShareBoost (``alpha=1e-3``, held-out 3.30% against
+3.39% and 3.51% for 1e-4 and 1e-2) 2.09% after 100 pieces, 1.81% after 250
+pieces (206 distinct anchor points) and 1.81% after all 320 pieces (243
+anchor points: the path never reaches 250 distinct ones), fit in 598 s
+(1718 s in the earlier run of 2026-12-04, commit 81e6696, before the
+group products' C loops and the L-BFGS changes; it chose ``alpha=1e-4`` on
+the same split, 3.37% against 3.38%, and gave 1.84% at 250 pieces; 3560 s
+and 5.4 GB on 2026-12-01, before the pieces shared the training matrix and
+the scan ran in float32). That is 0.50 points above the SVC: short of
 "close to the SVM" as our target reads it (0.3 points), whichever way
 anchors are counted. The :doc:`results page </results>` lists what was
 tried.
