@@ -14,8 +14,8 @@ their concatenation, about 16 GB at its peak (computed from the sizes)::
 
 It prints one line per (variant, seed), then the mean over seeds, at
 rounds 25, 50, 75 and 100 and at the last round, and writes
-``mnist_heldout.json`` (every curve) to the current directory, wherever it
-is run from. The numbers are on the results page (Fig. 4).
+``mnist_heldout.json`` (every curve, with the command, commit and date) to
+the current directory, wherever it is run from. The numbers are on the results page (Fig. 4).
 
 Variants (``ConvMaxTemplates(response="ncc")`` with 1000 templates x 16
 masks and ``damping=0.25`` unless said):
@@ -33,9 +33,11 @@ masks and ``damping=0.25`` unless said):
   columns, which scale with the columns).
 """
 import argparse
-import json
+import shlex
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -43,6 +45,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mcsparse import ShareBoostClassifier
 from mcsparse.datasets import load_mnist
 from mcsparse.features import ConvMaxTemplates
+from mcsparse.utils.records import save_full_run
 
 ALPHA = 3e-6  # Fig. 4's choice, on the same held-out digits
 N_FIT, N_VAL = 50_000, 10_000
@@ -77,6 +80,7 @@ def features(variant, X_fit, X_val, seed):
         F2, V2 = templates(X_fit, X_val, seed, response="correlation")
         scale = np.float32(np.abs(F).mean() / np.abs(F2).mean())
         return np.hstack([F, F2 * scale]), np.hstack([V, V2 * scale])
+    # "ncc+pixels"
     return (np.hstack([F, X_fit.reshape(len(X_fit), -1)]),
             np.hstack([V, X_val.reshape(len(X_val), -1)]))
 
@@ -119,9 +123,11 @@ def main():
     for variant, runs in curves.items():
         mean = np.mean(runs, axis=0)
         print(f"{variant:>20}: " + " ".join(f"{t}: {100 * mean[t - 1]:.2f}" for t in shown))
-    with open("mnist_heldout.json", "w") as f:
-        json.dump({"alpha": ALPHA, "n_fit": N_FIT, "n_val": N_VAL, "seeds": args.seeds,
-                   "curves": curves}, f)
+    command = " ".join(["python asv_benchmarks/mnist_heldout.py",
+                        *map(shlex.quote, sys.argv[1:])])
+    save_full_run(Path.cwd() / "mnist_heldout.json",
+                  {"alpha": ALPHA, "n_fit": N_FIT, "n_val": N_VAL, "seeds": args.seeds,
+                   "curves": curves}, script=__file__, command=command)
 
 
 if __name__ == "__main__":

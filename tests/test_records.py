@@ -37,6 +37,20 @@ def test_outside_a_checkout_the_commit_is_unknown(tmp_path):
     assert record["commit"].startswith("unknown")
 
 
+def test_a_script_with_arguments_records_its_own_command(tmp_path):
+    command = "python asv_benchmarks/mnist_heldout.py --seeds 0"
+    record = save_full_run(tmp_path / "r.json", {"x": 1}, script=__file__, command=command)
+    assert record["command"] == command
+    assert load_full_run(tmp_path / "r.json")["command"] == command
+
+
+@pytest.mark.parametrize("command", ["", "  ", 3, ["python", "x.py"]])
+def test_a_command_that_is_not_a_string_is_refused(tmp_path, command):
+    with pytest.raises(TypeError, match="command must be a non-empty string"):
+        save_full_run(tmp_path / "r.json", {"x": 1}, script=__file__, command=command)
+    assert not (tmp_path / "r.json").exists()
+
+
 def test_missing_file_is_none(tmp_path):
     assert load_full_run(tmp_path / "absent.json") is None
 

@@ -34,7 +34,7 @@ def _git(directory, *args):
     return done.stdout.strip()
 
 
-def _provenance(script):
+def _provenance(script, command=None):
     """Command, commit and machine of a full run of ``script``."""
     from .. import __version__
 
@@ -46,7 +46,7 @@ def _provenance(script):
         commit += " (with uncommitted changes)"
     name = script.relative_to(root).as_posix() if root else script.name
     return {
-        "command": f"MCSPARSE_FULL=1 python {name}",
+        "command": command or f"MCSPARSE_FULL=1 python {name}",
         "commit": commit or "unknown (not run from a git checkout)",
         "date": datetime.date.today().isoformat(),
         "mcsparse_version": __version__,
@@ -70,7 +70,7 @@ def _plain(value):
     return value
 
 
-def save_full_run(path, results, *, script):
+def save_full_run(path, results, *, script, command=None):
     """Write the results of a full run of ``script`` to the JSON file ``path``.
 
     The file also records the command that reproduces the run, the git
@@ -88,6 +88,11 @@ def save_full_run(path, results, *, script):
         NumPy arrays and scalars are converted.
     script : str or path-like
         The example that ran (its ``__file__``).
+    command : str, default=None
+        The command that reproduces the run, for a script run with its own
+        arguments; None records an example's full mode,
+        ``MCSPARSE_FULL=1 python <script>`` (the path from the checkout's
+        root).
 
     Returns
     -------
@@ -97,13 +102,16 @@ def save_full_run(path, results, *, script):
     Raises
     ------
     TypeError
-        If ``results`` is not a dict or holds a value JSON cannot store.
+        If ``results`` is not a dict or holds a value JSON cannot store, or
+        ``command`` is not a string.
     ValueError
         If ``results`` holds NaN or infinity.
     """
     if not isinstance(results, dict):
         raise TypeError(f"results must be a dict, got {type(results).__name__}")
-    record = {**_provenance(script), "results": _plain(results)}
+    if command is not None and not (isinstance(command, str) and command.strip()):
+        raise TypeError(f"command must be a non-empty string or None, got {command!r}")
+    record = {**_provenance(script, command), "results": _plain(results)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, indent=1, allow_nan=False) + "\n"
