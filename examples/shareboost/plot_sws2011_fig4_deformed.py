@@ -11,10 +11,14 @@ builds that expansion and runs the same pipeline on it.
 
 **Deformations** (:func:`~mcsparse.datasets.deform_images`): each copy of a
 digit gets its own random affine map about the image centre (rotation up to
-10 degrees, scale 90% to 110%, shear up to 0.15) plus Simard et al.'s
-elastic field (uniform noise smoothed by a Gaussian of 4 pixels, scaled by
-34 pixels), sampled by bilinear interpolation. The paper does not give its
-parameters; these were fixed before the run, not tuned on test.
+10 degrees, scale 90% to 110%, shear up to 0.15), sampled by bilinear
+interpolation. The paper does not give its parameters. The maps were chosen
+on held-out training digits (``python asv_benchmarks/mnist_heldout.py
+--variants ncc ncc+2-affine ncc+2-mild ncc+2-deformed``: 50,000 digits and
+two copies each to fit, the last 10,000 to score, three seeds): these affine
+maps gave 0.89% at 100 rounds, against 0.98% without copies, 0.92% for
+milder affine maps and 1.09% with Simard et al.'s elastic field added
+(alpha 34, sigma 4 pixels), which an earlier run of this example used.
 
 **Memory.** 360,000 digits x 16,000 (template, mask) pairs is 23 GB in
 float32, more than this 24 GB machine can hold beside the rest, and far
@@ -82,8 +86,10 @@ else:
     response, alpha = "ncc", 1e-5
 X_train = (X_train / 255.0).astype(np.float32)
 X_test = (X_test / 255.0).astype(np.float32)
+# chosen on held-out training digits (the docstring above): affine maps, no
+# elastic field
 deformation = {"max_rotation": 10.0, "max_scale": 0.1, "max_shear": 0.15,
-               "elastic_alpha": 34.0, "elastic_sigma": 4.0}
+               "elastic_alpha": 0.0}
 
 # %%
 # Five deformed copies of each training digit
