@@ -4,8 +4,8 @@ Does any choice of the template features move ShareBoost's error at round 75?
 Each variant runs the Fig. 4 model (``alpha=3e-6``, the NCC that the example
 chose) on the first 50,000 MNIST training digits and is scored on the last
 10,000, for each k-means seed of its templates: the test digits are never
-read. Run with ``MCSPARSE_DATA`` set; 1 to 2.5 minutes per variant and
-seed on 2 cores, 32 minutes in all. Memory: 3.2 GB for Fig. 4's training
+read. Run with ``MCSPARSE_DATA`` set; 1 to 3 minutes per variant and
+seed on 2 cores, 55 minutes in all. Memory: 3.2 GB for Fig. 4's training
 matrix; the union with the correlation holds both families' matrices and
 their concatenation, about 16 GB at its peak (computed from the sizes)::
 
@@ -36,7 +36,7 @@ masks and ``damping=0.25`` unless said):
   9.6 GB in float32; templates learnt on all of them), the copies by
   ``deform_images`` with the deformed-digits example's maps (affine and
   elastic), its affine maps alone, or milder affine maps (5 degrees, 5%,
-  shear 0.05); 5 to 8 minutes per seed.
+  shear 0.05); 2.5 to 3 minutes per seed.
 """
 import argparse
 import shlex
