@@ -33,7 +33,7 @@ in :func:`~mcsparse.features.learn_templates`.
 
 **Full run** (``MCSPARSE_FULL=1 python
 examples/shareboost/plot_sws2011_fig4_mnist_rounds.py``, 2 cores,
-2026-12-02): held-out error 0.84% at best for the plain correlation
+2026-12-05): held-out error 0.84% at best for the plain correlation
 (``alpha=3e-5``) and 0.76% for the NCC (``alpha=3e-6``), which was chosen.
 Test error over the three seeds: 1.03 ± 0.05% at 75 rounds, 0.82% at 100,
 **0.66 ± 0.01% at 266** (every seed at or below the paper's 0.71%) and
@@ -41,9 +41,9 @@ Test error over the three seeds: 1.03 ± 0.05% at 75 rounds, 0.82% at 100,
 each selected pair by an exact pruned search (the family's
 ``prediction="pruned"``): **1.7e6 multiply-accumulates per test image at
 266 rounds**, against the paper's 3.3e6 and 5.9e6 to 6.2e6 for correlating
-the selected templates at every position. The pipeline took 322 to 416 s
-per seed and the whole example 50 minutes, on two cores shared with other
-work; the process peaked at 4.3 GB. The run saved its curves and numbers in
+the selected templates at every position. The pipeline took 131 s per
+seed and the whole example 18 minutes on an otherwise idle machine; the
+process peaked at 4.3 GB. The run saved its curves and numbers in
 ``results/fig4_mnist_rounds.json`` beside this example; the figure below
 draws them beside the quick curve. The :doc:`results page </results>` lists
 what we tried.
