@@ -63,10 +63,11 @@ FAMILY = {
     "ncc-25-masks": {"n_masks": 25},
     "ncc-2000-templates": {"n_templates": 2000},
 }
-#: Deformed copies (``deform_images``) added to the 50,000 digits: two per
-#: digit, drawn with the seed of the templates.
+#: Deformed copies (``deform_images`` with these arguments, its defaults
+#: otherwise) added to the 50,000 digits: two per digit, drawn with the seed
+#: of the templates.
 DEFORMED = {
-    "ncc+2-deformed": {},  # the deformed-digits example's maps
+    "ncc+2-deformed": {},  # the defaults: the deformed example's first maps
     "ncc+2-affine": {"elastic_alpha": 0.0},
     "ncc+2-mild": {"max_rotation": 5.0, "max_scale": 0.05, "max_shear": 0.05,
                    "elastic_alpha": 0.0},
@@ -84,9 +85,7 @@ def templates(X_fit, X_val, seed, **params):
 def features(variant, X_fit, X_val, seed):
     """The candidate matrices of ``variant`` (training, held-out)."""
     if variant in DEFORMED:
-        maps = {"max_rotation": 10.0, "max_scale": 0.1, "max_shear": 0.15,
-                "elastic_alpha": 34.0, "elastic_sigma": 4.0, **DEFORMED[variant]}
-        X_copies = deform_images(X_fit, 2, random_state=seed, **maps)
+        X_copies = deform_images(X_fit, 2, random_state=seed, **DEFORMED[variant])
         return templates(np.concatenate([X_fit, X_copies]), X_val, seed)
     if variant in FAMILY:
         return templates(X_fit, X_val, seed, **FAMILY[variant])
