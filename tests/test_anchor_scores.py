@@ -341,6 +341,37 @@ def _near_tie_problem(seed):
     return X1, residual, order, cuts
 
 
+def _cancelling_problem(seed, n_pairs=200, n_cols=7, n_classes=4, n_anchors=12, n_radii=6,
+                        big=1e7):
+    """Samples in pairs: equal rows of ``X1``, residual rows ``S + B`` and ``S' - B``
+    with ``B`` ten million times ``S``. Every ball holds whole pairs, so ``B`` cancels
+    from every exact score, but each block between two cuts lists its pairs' first
+    members before their second ones: the float32 scan's sums carry ``B`` and its
+    scores are off by percents, far more than the tie tolerance."""
+    rng = np.random.RandomState(seed)
+    x = rng.randn(n_pairs, n_cols)
+    x[:, -1] = 1.0
+    X1 = np.repeat(x, 2, axis=0)
+    B = big * rng.randn(n_pairs, n_classes)
+    residual = rng.randn(2 * n_pairs, n_classes) + np.stack([B, -B], axis=1).reshape(
+        2 * n_pairs, n_classes)
+    cuts = 2 * np.sort(rng.randint(1, n_pairs + 1, size=(n_anchors, n_radii)), axis=1)
+    order = np.empty((n_anchors, 2 * n_pairs), dtype=np.int32)
+    for a in range(n_anchors):
+        pairs = rng.permutation(n_pairs)
+        ends = np.concatenate([[0], cuts[a] // 2, [n_pairs]])
+        order[a] = np.concatenate([np.concatenate([2 * pairs[lo:hi], 2 * pairs[lo:hi] + 1])
+                                   for lo, hi in zip(ends[:-1], ends[1:])])
+    return X1, residual, order, cuts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_screen_is_exact_where_float32_sums_cancel(seed, screen_loop):
+    X1, residual, order, cuts = _cancelling_problem(seed)
+    got = _screened_best(X1, residual, order, cuts, [])
+    assert got == _full_best(X1, residual, order, cuts, [])
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("x_scale, r_scale", [(1.0, 1.0), (1e-30, 1e25), (3e5, 1e-300),
                                               (1e-200, 1e-120)])
@@ -384,14 +415,17 @@ def test_screen_refuses_what_the_full_scan_refuses():
 
 def test_screen_needs_its_error_bound(monkeypatch, screen_loop):
     """With no error bound the screen can pick a near tie's loser: the tests
-    above would catch a bound that is too small."""
+    above would catch a bound that is too small. (Float32 rounding beyond the
+    tie tolerance, 1e-4 relative, takes sums that cancel: the near ties of
+    ``_near_tie_problem`` alone are now within it.)"""
     import mcsparse.features._anchors as anchors
 
     monkeypatch.setattr(anchors, "_SCREEN_RELATIVE", 0.0)
     monkeypatch.setattr(anchors, "_SCREEN_ABSOLUTE", 0.0)
     wrong = 0
     for seed in range(6):
-        X1, residual, order, cuts = _near_tie_problem(seed)
-        wrong += _screened_best(X1, residual, order, cuts, []) != _full_best(
-            X1, residual, order, cuts, [])
+        for problem in (_near_tie_problem, _cancelling_problem):
+            X1, residual, order, cuts = problem(seed)
+            wrong += _screened_best(X1, residual, order, cuts, []) != _full_best(
+                X1, residual, order, cuts, [])
     assert wrong > 0

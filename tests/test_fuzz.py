@@ -167,15 +167,27 @@ def test_fuzz_scan_stumps(n, d, k, max_values, scale, kind, dtype, n_excluded, s
     # sorted distinct ids, some beyond the candidates
     n_candidates = int(offsets[-1])
     excluded = np.unique(rng.integers(-2, n_candidates + 3, size=n_excluded)).astype(np.intp)
-    got_score, got_id = scan_stumps(ranks, residual, offsets, excluded)
+    got_score, got_id, got_max = scan_stumps(ranks, residual, offsets, excluded)
     with np.errstate(all="ignore"):
-        want_score, want_id = scan_stumps_numpy(ranks, residual, offsets, excluded)
+        want_score, want_id, want_max = scan_stumps_numpy(ranks, residual, offsets, excluded)
     assert got_score.dtype == np.float64 and got_id.dtype == np.intp
     # both sum the same float64 values in the same order, except the l1 norm
     # over classes (pairwise in NumPy): rounding only
     assert_twin(got_score, want_score, rtol=4 * k * np.finfo(np.float64).eps,
                 overflow_ok=np.array(True), what="best_score")
+    assert_twin(got_max, want_max, rtol=4 * k * np.finfo(np.float64).eps,
+                overflow_ok=np.array(True), what="max_score")
     np.testing.assert_array_equal(got_id, want_id)
+    # the cutoff mode: each feature's first threshold scoring at least the cutoff
+    finite = got_max[np.isfinite(got_max)]
+    if finite.size:
+        cutoff = 0.9 * float(np.sort(finite)[finite.size // 2])  # away from the maxima
+        got = scan_stumps(ranks, residual, offsets, excluded, cutoff=cutoff)
+        with np.errstate(all="ignore"):
+            want = scan_stumps_numpy(ranks, residual, offsets, excluded, cutoff=cutoff)
+        assert_twin(got[0], want[0], rtol=4 * k * np.finfo(np.float64).eps,
+                    overflow_ok=np.array(True), what="best_score (cutoff)")
+        np.testing.assert_array_equal(got[1], want[1])
 
 
 # ---------------------------------------------------------------------------

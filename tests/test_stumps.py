@@ -58,6 +58,15 @@ def test_cython_matches_numpy_twin(data_dtype, resid_dtype, shape, n_values):
         rtol = 1e-5 if resid_dtype == np.float32 else 1e-12
         np.testing.assert_allclose(got[0], ref[0], rtol=rtol)
         np.testing.assert_array_equal(got[1], ref[1])
+        np.testing.assert_allclose(got[2], ref[2], rtol=rtol)
+        # with a cutoff: each feature's first threshold scoring at least it (a
+        # cutoff away from the maxima, which the twins round differently)
+        cutoff = 0.9 * float(np.median(got[2][np.isfinite(got[2])])) \
+            if np.isfinite(got[2]).any() else 0.0
+        got = scan_stumps(ranks, R, offsets, excluded, cutoff=cutoff)
+        ref = scan_stumps_numpy(ranks, R, offsets, excluded, cutoff=cutoff)
+        np.testing.assert_allclose(got[0], ref[0], rtol=rtol)
+        np.testing.assert_array_equal(got[1], ref[1])
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -19,6 +19,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ..utils._ties import tie_cutoff
 from ..utils.validation import check_int, check_n_jobs
 from ._anchors_fast import anchor_scores_chunk
 from ._base import (CandidateFeatures, _as_real_matrix, _best_remaining,
@@ -238,7 +239,8 @@ def _screened_group_scores(X1, screen, residual, order, cuts, excluded, n_jobs):
     float64 one) gives every score within a proven error bound; the anchors
     whose bound reaches the best lower bound among the candidates outside
     ``excluded`` are scored again in float64, exactly as the full scan scores
-    them. So the best candidate, lowest id on ties, and its score are the full
+    them. So the best candidate (the lowest id among those tied with the
+    largest score, :mod:`mcsparse.utils._ties`) and its score are the full
     float64 scan's. ``screen`` is the :class:`_Float32Screen` of ``X1``.
     """
     n_anchors, n_radii = cuts.shape
@@ -265,8 +267,10 @@ def _screened_group_scores(X1, screen, residual, order, cuts, excluded, n_jobs):
     scores = np.full(approx.shape, -np.inf)
     if not eligible.any():
         return scores
+    # the best exact score is at least low: a group that may be tied with it
+    # (its exact score within TIE_RTOL of it) reaches tie_cutoff(low)
     low = np.max(approx - error, where=eligible, initial=-np.inf)
-    rescore = np.flatnonzero((eligible & (approx + error >= low)).any(axis=1))
+    rescore = np.flatnonzero((eligible & (approx + error >= tie_cutoff(low))).any(axis=1))
     scores[rescore] = _check_finite_scores(
         _anchor_group_scores(X1, residual, order[rescore], cuts[rescore], 1),
         "X or residual")
@@ -635,7 +639,8 @@ class AnchorPoints(CandidateFeatures):
         Returns
         -------
         id : int
-            ``a * n_radii + b`` of the best group (lowest id on ties).
+            ``a * n_radii + b`` of the best group (the lowest id among the
+            groups tied with the largest score, :mod:`mcsparse.utils._ties`).
         score : float
             Its ``sum_{j in J} ||R^T psi_j||_1``, as
             :func:`anchor_group_scores` computes it: the float32 screen

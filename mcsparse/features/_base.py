@@ -7,6 +7,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils._ties import first_best
+
 
 class CandidateFeatures(BaseEstimator):
     """Base class of the candidate-feature families ShareBoost selects from.
@@ -27,7 +29,9 @@ class CandidateFeatures(BaseEstimator):
         intp array of candidate ids that must not be returned (already
         selected). Returns ``(id, score)``: the int id in
         ``[0, n_candidates_)`` of the best candidate and its score
-        ``||R^T x_id||_1`` (unnormalised), the lowest id on ties.
+        ``||R^T x_id||_1`` (unnormalised): the lowest id among the
+        candidates whose score is within the relative ``TIE_RTOL`` (1e-4)
+        of the largest (:func:`mcsparse.utils._ties.first_best`).
     ``training_columns(ids)``
         The candidates' values on the training data, an ndarray of shape
         (n_samples, len(ids)), float64.
@@ -322,12 +326,12 @@ def _best_remaining(scores, excluded):
     """``(id, score)`` of the largest of ``scores`` outside ``excluded``.
 
     ``scores`` (float64, one per candidate) is overwritten at ``excluded``;
-    ties go to the lowest id. Raises ValueError if every candidate is
-    excluded.
+    ties (within the relative ``TIE_RTOL``, :mod:`mcsparse.utils._ties`) go
+    to the lowest id. Raises ValueError if every candidate is excluded.
     """
     scores[excluded] = -np.inf
-    j = int(np.argmax(scores))
-    if scores[j] == -np.inf:
+    j = first_best(scores)
+    if j < 0:
         raise ValueError("every candidate has been selected already")
     return j, float(scores[j])
 

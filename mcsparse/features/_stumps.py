@@ -4,24 +4,24 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils._ties import first_best, tie_cutoff
 from ..utils.validation import check_int
 from ._base import CandidateFeatures
-from ._stumps_fast import TIE_RTOL, scan_stumps
+from ._stumps_fast import scan_stumps
 
 
 def _first_best(scores):
-    """Index of the best score, ties (relative ``TIE_RTOL``) to the first.
+    """:func:`~mcsparse.utils._ties.first_best` of the stumps' (or features') scores.
 
-    The sequential rule of the Cython module: a later entry replaces the best
-    so far only if it is larger by more than ``TIE_RTOL`` relatively.
+    Raises ValueError when no stump is left.
     """
-    best = -1
-    for i, score in enumerate(scores.tolist()):
-        if score == -np.inf:
-            continue
-        if best < 0 or score > scores[best] * (1.0 + TIE_RTOL):
-            best = i
-    return best
+    i = first_best(scores)
+    if i < 0:
+        raise ValueError(
+            "no decision stump left to select: every feature is constant "
+            "on the training data or all its stumps are selected"
+        )
+    return i
 
 
 def rank_stumps(X):
@@ -132,22 +132,27 @@ def bin_stumps(X, max_bins):
     return ranks, (np.concatenate(thresholds) if thresholds else np.zeros(0)), offsets
 
 
-def scan_stumps_numpy(ranks, residual, offsets, excluded):
+def scan_stumps_numpy(ranks, residual, offsets, excluded, cutoff=None):
     """Plain-NumPy twin of the Cython ``scan_stumps`` (for tests and benchmarks).
 
     Same arguments and results: per feature, the best non-excluded stump's
     score ``||sum_{v_f <= theta} R_i||_1`` and global id (``-inf`` and -1
-    when the feature has no candidate left), the first threshold on ties
-    (within the relative ``TIE_RTOL``). Per-value sums by ``np.bincount``,
+    when the feature has no candidate left), and the feature's largest
+    score. The best stump is the first threshold tied with the feature's
+    largest score (within the relative ``TIE_RTOL``), or with ``cutoff`` the
+    first scoring at least ``cutoff``. Per-value sums by ``np.bincount``,
     then prefix sums by ``np.cumsum``, one feature at a time.
     """
+    if cutoff is not None and np.isnan(cutoff):
+        raise ValueError("cutoff must not be NaN")
     n_features = ranks.shape[0]
     best_score = np.full(n_features, -np.inf)
     best_id = np.full(n_features, -1, dtype=np.intp)
+    max_score = np.full(n_features, -np.inf)
     excluded = set(np.asarray(excluded).tolist())
     for f in range(n_features):
         n_values = offsets[f + 1] - offsets[f] + 1
-        if n_values < 2:
+        if n_values < 2 or residual.shape[0] == 0:
             continue
         bins = np.column_stack([
             np.bincount(ranks[f], weights=residual[:, c].astype(np.float64),
@@ -157,12 +162,15 @@ def scan_stumps_numpy(ranks, residual, offsets, excluded):
         scores = np.abs(prefix).sum(axis=1)
         ids = offsets[f] + np.arange(n_values - 1)
         keep = np.array([i not in excluded for i in ids.tolist()], dtype=bool)
-        if not keep.any():
-            continue
         scores = np.where(keep, scores, -np.inf)
-        b = _first_best(scores)
-        best_score[f], best_id[f] = scores[b], ids[b]
-    return best_score, best_id
+        max_score[f] = np.max(scores, initial=-np.inf, where=~np.isnan(scores))
+        if max_score[f] == -np.inf:
+            continue
+        cut = tie_cutoff(max_score[f]) if cutoff is None else cutoff
+        above = np.flatnonzero(scores >= cut)
+        if above.size:
+            best_score[f], best_id[f] = scores[above[0]], ids[above[0]]
+    return best_score, best_id, max_score
 
 
 def _value_counts(X):
@@ -330,9 +338,10 @@ class DecisionStumps(CandidateFeatures):
         Returns
         -------
         id : int
-            The chosen stump's id (lowest feature, then lowest threshold on
-            ties; scores within a relative 1e-10 count as tied, so rounding
-            does not decide between equally good stumps).
+            The chosen stump's id: the lowest id (feature, then threshold)
+            among the stumps whose score is within the relative ``TIE_RTOL``
+            (1e-4, :mod:`mcsparse.utils._ties`) of the largest, so that
+            rounding does not decide between equally good stumps.
         score : float
             Its ``||R^T x||_1``.
 
@@ -344,24 +353,24 @@ class DecisionStumps(CandidateFeatures):
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = np.ascontiguousarray(residual)
-        score, ids = scan_stumps(self._ranks, residual, self._offsets, excluded)
-        return self._best_of_features(score, ids)
+        score, ids, top = scan_stumps(self._ranks, residual, self._offsets, excluded)
+        f = _first_best(top)
+        best = top.max()
+        if top[f] < best:
+            # a later feature scores higher, within the tolerance: f's stump is
+            # then its first threshold tied with that higher score
+            lo, hi = self._offsets[f], self._offsets[f + 1]
+            local = excluded[(excluded >= lo) & (excluded < hi)] - lo
+            s, i, _ = scan_stumps(self._ranks[f:f + 1], residual,
+                                  np.array([0, hi - lo], dtype=np.intp), local,
+                                  cutoff=tie_cutoff(best))
+            score[f], ids[f] = s[0], lo + i[0]
+        return self._chosen(int(ids[f]), score[f])
 
-    def _best_of_features(self, score, ids):
-        """``(id, score)`` of the first best feature's stump (ties within ``TIE_RTOL``).
-
-        ``score`` and ``ids``: each feature's best stump (``-inf``, -1 for
-        none); the chosen stump's definition is kept for its name.
-        """
-        f = _first_best(score)
-        if f < 0:
-            raise ValueError(
-                "no decision stump left to select: every feature is constant "
-                "on the training data or all its stumps are selected"
-            )
-        stump_id = int(ids[f])
+    def _chosen(self, stump_id, score):
+        """``(stump_id, score)``, keeping the stump's definition for its name."""
         self._definition(stump_id)
-        return stump_id, float(score[f])
+        return stump_id, float(score)
 
     def _fit_chunks(self, chunks):
         """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`).
@@ -410,20 +419,13 @@ class DecisionStumps(CandidateFeatures):
     def _pick(self, products, excluded):
         """The stump ``best_candidate`` returns, from the summed products.
 
-        The same rule as the Cython scan: per feature the first best
-        non-excluded threshold, then the first best feature (ties within the
-        relative ``TIE_RTOL``).
+        The same rule as the scan in memory: the lowest id among the stumps
+        tied with the best (within the relative ``TIE_RTOL``).
         """
         scores = np.abs(products).sum(axis=1)
         scores[excluded] = -np.inf
-        best_id = np.full(self.n_features_in_, -1, dtype=np.intp)
-        best_score = np.full(self.n_features_in_, -np.inf)
-        for f in range(self.n_features_in_):
-            lo, hi = self._offsets[f], self._offsets[f + 1]
-            b = _first_best(scores[lo:hi])
-            if b >= 0:
-                best_id[f], best_score[f] = lo + b, scores[lo + b]
-        return self._best_of_features(best_score, best_id)
+        j = _first_best(scores)
+        return self._chosen(j, scores[j])
 
     def _chunk_columns(self, X, ids):
         """Stumps ``ids`` on a row chunk of the training data."""

@@ -28,11 +28,11 @@ from mcsparse.utils._typedefs cimport floating, float64_t, intp_t
 
 ctypedef int int32_t
 
-# Scores within this relative distance of the best so far count as ties, so
-# that rounding (weights instead of repeated samples, another row order) does
-# not decide between stumps that are equally good, e.g. stumps of different
-# features that split the training set the same way.
-TIE_RTOL = 1e-10
+# Scores within this relative distance of a feature's best count as tied with
+# it (mcsparse.utils._ties), so that rounding (weights instead of repeated
+# samples, another row order) does not decide between stumps that are equally
+# good: the first of them is chosen.
+from mcsparse.utils._ties import TIE_RTOL
 cdef float64_t _TIE_RTOL = TIE_RTOL
 
 
@@ -43,15 +43,21 @@ cdef int _scan_feature(
     intp_t first_id,
     const intp_t[::1] excluded,
     intp_t excl_start,
+    float64_t cutoff,
+    bint use_cutoff,
     float64_t* bins,
     float64_t* acc,
+    float64_t* scores,
     float64_t* best_score,
     intp_t* best_id,
+    float64_t* max_score,
 ) noexcept nogil:
-    """Best non-excluded threshold of one feature (the first one on ties).
+    """The first non-excluded threshold of one feature scoring at least the cutoff.
 
-    A later threshold wins only if its score exceeds the best so far by more
-    than the relative ``TIE_RTOL``. Returns -1 if a rank is out of range.
+    The cutoff is ``cutoff`` when ``use_cutoff``, else the feature's largest
+    score less ``TIE_RTOL`` times its magnitude (the first threshold tied
+    with the feature's best). ``scores`` holds the thresholds' scores
+    (``-inf`` for the excluded ones). Returns -1 if a rank is out of range.
     """
     cdef intp_t n = ranks.shape[0]
     cdef intp_t k = residual.shape[1]
@@ -60,6 +66,7 @@ cdef int _scan_feature(
     cdef float64_t score
     best_score[0] = -INFINITY
     best_id[0] = -1
+    max_score[0] = -INFINITY
     if n_values < 2:
         return 0
     memset(bins, 0, n_values * k * sizeof(float64_t))
@@ -81,10 +88,19 @@ cdef int _scan_feature(
         while e < n_excl and excluded[e] < cand:
             e += 1
         if e < n_excl and excluded[e] == cand:
-            continue
-        if best_id[0] < 0 or score > best_score[0] * (1.0 + _TIE_RTOL):
-            best_score[0] = score
-            best_id[0] = cand
+            score = -INFINITY
+        elif score > max_score[0]:
+            max_score[0] = score
+        scores[r] = score
+    if max_score[0] == -INFINITY:
+        return 0
+    if not use_cutoff:  # scores are l1 norms, >= 0 (infinite on overflow)
+        cutoff = max_score[0] * (1.0 - _TIE_RTOL)
+    for r in range(n_values - 1):
+        if scores[r] >= cutoff:
+            best_score[0] = scores[r]
+            best_id[0] = first_id + r
+            break
     return 0
 
 
@@ -93,6 +109,7 @@ def scan_stumps(
     const floating[:, ::1] residual not None,
     const intp_t[::1] offsets not None,
     const intp_t[::1] excluded not None,
+    cutoff=None,
 ):
     """Score every stump of every feature; return the best one per feature.
 
@@ -114,15 +131,22 @@ def scan_stumps(
         ``offsets[f+1] - offsets[f] + 1`` distinct values.
     excluded : ndarray of shape (n_excluded,), intp, sorted increasing
         Candidate ids that must not be chosen (already selected).
+    cutoff : float, default=None
+        None: each feature's best stump is its first non-excluded threshold
+        whose score is tied with the feature's largest (within the relative
+        ``TIE_RTOL``, :mod:`mcsparse.utils._ties`). A float: its first
+        non-excluded threshold scoring at least ``cutoff``.
 
     Returns
     -------
     best_score : ndarray of shape (n_features,), float64
-        ``max_theta ||sum_{v_f <= theta} R_i||_1`` over the feature's
-        non-excluded thresholds (the first threshold within the relative
-        ``TIE_RTOL`` of the maximum); ``-inf`` when it has none.
+        The score ``||sum_{v_f <= theta} R_i||_1`` of the feature's best
+        stump; ``-inf`` when it has none.
     best_id : ndarray of shape (n_features,), intp
         Global id of the best stump, -1 when none.
+    max_score : ndarray of shape (n_features,), float64
+        The largest score over the feature's non-excluded thresholds,
+        ``-inf`` when it has none.
 
     Raises
     ------
@@ -155,17 +179,25 @@ def scan_stumps(
     for e in range(1, n_excl):
         if excluded[e] <= excluded[e - 1]:
             raise ValueError("excluded must be sorted and without repeats")
+    cdef bint use_cutoff = cutoff is not None
+    cdef float64_t cut = float(cutoff) if use_cutoff else 0.0
+    if use_cutoff and cut != cut:
+        raise ValueError("cutoff must not be NaN")
     best_score_arr = np.full(d, -np.inf)
     best_id_arr = np.full(d, -1, dtype=np.intp)
+    max_score_arr = np.full(d, -np.inf)
     if n == 0 or k == 0:
-        return best_score_arr, best_id_arr
+        return best_score_arr, best_id_arr, max_score_arr
     cdef float64_t[::1] best_score = best_score_arr
     cdef intp_t[::1] best_id = best_id_arr
+    cdef float64_t[::1] max_score = max_score_arr
     cdef float64_t* bins = <float64_t*> calloc(max_values * k, sizeof(float64_t))
     cdef float64_t* acc = <float64_t*> calloc(k, sizeof(float64_t))
-    if bins == NULL or acc == NULL:
+    cdef float64_t* scores = <float64_t*> calloc(max_values, sizeof(float64_t))
+    if bins == NULL or acc == NULL or scores == NULL:
         free(bins)
         free(acc)
+        free(scores)
         raise MemoryError()
     e = 0
     try:
@@ -175,13 +207,15 @@ def scan_stumps(
                     e += 1
                 status = _scan_feature(ranks[f], residual,
                                        offsets[f + 1] - offsets[f] + 1,
-                                       offsets[f], excluded, e, bins, acc,
-                                       &best_score[f], &best_id[f])
+                                       offsets[f], excluded, e, cut, use_cutoff, bins,
+                                       acc, scores, &best_score[f], &best_id[f],
+                                       &max_score[f])
                 if status != 0:
                     break
     finally:
         free(bins)
         free(acc)
+        free(scores)
     if status != 0:
         raise ValueError(f"ranks of feature {f} are outside [0, n_values)")
-    return best_score_arr, best_id_arr
+    return best_score_arr, best_id_arr, max_score_arr
