@@ -450,3 +450,30 @@ def test_a_failed_refit_retries_from_the_exact_hessian_only_where_it_is_cheap(mo
     assert exact["reset"] > 1  # the start, then retries from the exact Hessian
     assert counts["reset"] == 1  # the start only: the retries restart instead
     assert counts["restart"] > exact.get("restart", 0)
+
+
+def test_a_separated_training_set_does_not_rebuild_the_exact_hessian_every_round(
+        monkeypatch):
+    """alpha=0 on separable data: the loss falls to its float64 floor within a few
+    rounds and most later refits fail in the line search. A retry from the exact
+    Hessian (n_samples * p**2 work) that fails too is not tried again along the
+    path: later failures retry from a scaled identity, so late rounds cost about
+    what early ones cost (asv: SeparableEndgame)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 60))
+    y = np.argmax(X[:, :6] @ rng.standard_normal((6, 4)), axis=1)
+    resets = []
+    original = CarriedCurvature.reset
+
+    def spy(self, *args, **kwargs):
+        resets.append(args[1])  # the columns of the rebuilt Hessian
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CarriedCurvature, "reset", spy)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        path = shareboost_path(X, y, n_classes=4, n_rounds=50, alpha=0.0)
+    failed = [str(w.message) for w in caught if "failed in the line search" in str(w.message)]
+    assert failed and int(failed[0].split()[0]) > 20  # the endgame: many failed refits
+    assert path.train_loss[-1] < 1e-12  # separated
+    assert len(resets) <= 3  # the start, then at most the retries until one fails too

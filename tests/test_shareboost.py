@@ -1,5 +1,6 @@
 """ShareBoostClassifier against the slow reference, and its scikit-learn behaviour."""
 
+import re
 import warnings
 
 import numpy as np
@@ -469,18 +470,70 @@ def test_validation_fraction_errors_name_the_parameter(fraction):
                              validation_fraction=fraction).fit(X, y)
 
 
-def test_rounds_that_leave_the_new_feature_at_zero_are_reported():
-    """Two anchors: after a few pieces every score is ~1e-8, the refits do nothing."""
+def test_a_path_whose_next_feature_would_stay_at_zero_stops():
+    """Two anchors: after a few pieces the next piece's gradient is within the refit
+    tolerance, so the refit would leave it at zero. The path stops there with one
+    warning (it used to add such pieces, each refit doing nothing)."""
     X, y = load_pendigits(return_X_y=True)
-    clf = ShareBoostClassifier(n_features_to_select=8,
+    clf = ShareBoostClassifier(n_features_to_select=8, alpha=0.0,
                                features=AnchorPoints(n_anchors=2, random_state=0))
-    with pytest.warns(ConvergenceWarning, match=r"rounds \(the first: round \d+\) selected "
-                      "a feature whose gradient was already below the refit tolerance"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         clf.fit(X[:2000] / 100, y[:2000])
-    idle = np.flatnonzero(clf.refit_n_iter_ == 0)
-    assert idle.size > 0
-    # those rounds leave the loss where it was
-    np.testing.assert_array_equal(clf.train_loss_[idle], clf.train_loss_[idle - 1])
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1
+    assert re.search(rf"stopped after {clf.n_iter_} of 8 rounds: the candidate the selection "
+                     r"rule picks next \(id \d+\) has a gradient of at most \S+ in absolute "
+                     r"value, at or below the refit tolerance", messages[0])
+    assert 1 <= clf.n_iter_ < 8
+    # every round run moved the model: no refit was left with nothing to do
+    assert np.all(clf.refit_n_iter_ > 0) and np.all(np.diff(clf.train_loss_) < 0)
     with warnings.catch_warnings():  # a path whose rounds all refit stays quiet about it
         warnings.simplefilter("error", ConvergenceWarning)
         ShareBoostClassifier(n_features_to_select=3, alpha=1e-3).fit(*_noisy_problem(60, 5, 3))
+
+
+# --- the endgame: nothing left to gain ---------------------------------------
+
+
+@pytest.mark.parametrize("selection", ["gradient_l1", "best_column"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_a_column_that_is_zero_on_the_training_rows_is_never_selected(selection,
+                                                                      fit_intercept):
+    """Eight training rows (a fold of a 5-fold split of 10), CSR, 3 classes: once the
+    informative columns are in, every remaining column is zero on these rows, and
+    the path stops instead of "selecting" them."""
+    rng = np.random.default_rng(0)
+    y = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    X = np.zeros((8, 12))
+    X[:, 0] = y == 0
+    X[:, 5] = (y == 1) + 0.5 * rng.random(8)
+    X[:, 9] = rng.random(8)
+    X = sp.csr_matrix(X)
+    clf = ShareBoostClassifier(n_features_to_select=8, alpha=1e-2, selection=selection,
+                               fit_intercept=fit_intercept)
+    with pytest.warns(ConvergenceWarning, match=r"ShareBoost stopped after 3 of 8 rounds"):
+        clf.fit(X, y)
+    assert clf.n_iter_ == 3 and sorted(clf.selected_features_) == [0, 5, 9]
+    assert len(list(clf.staged_predict(X))) == 3 and clf.coef_.shape == (3, 12)
+
+
+def test_a_path_stopped_before_its_first_round_is_the_intercept_model():
+    """Every column zero on the training rows: no round, the intercept-only model."""
+    X, y = np.zeros((9, 4)), np.array([0, 0, 0, 0, 1, 1, 2, 2, 2])
+    with pytest.warns(ConvergenceWarning, match="stopped after 0 of 2 rounds"):
+        clf = ShareBoostClassifier(n_features_to_select=2, alpha=1e-3).fit(X, y)
+    assert clf.n_iter_ == 0 and clf.selected_features_.shape == (0,)
+    np.testing.assert_array_equal(clf.coef_, np.zeros((3, 4)))
+    # the intercept minimises the loss of eq. (3) alone: its gradient sums to ~0
+    from mcsparse.loss import MulticlassLogisticLoss
+    scores = clf.decision_function(X)
+    np.testing.assert_allclose(scores, np.tile(clf.intercept_, (9, 1)))
+    value, grad = MulticlassLogisticLoss().loss_gradient(scores, np.searchsorted([0, 1, 2], y))
+    assert np.abs(grad.sum(axis=0)).max() <= 1e-4 * value
+    np.testing.assert_array_equal(clf.predict(X), np.zeros(9, dtype=int))
+    assert list(clf.staged_predict(X)) == []
+    with pytest.warns(ConvergenceWarning, match="stopped after 0 of 2 rounds"):
+        ovr = OneVsRestGreedyClassifier(n_features_to_select=2, alpha=1e-3).fit(X, y)
+    np.testing.assert_array_equal(ovr.selected_features_, np.full((3, 2), -1))
+    np.testing.assert_array_equal(ovr.predict(X), np.zeros(9, dtype=int))

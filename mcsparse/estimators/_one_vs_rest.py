@@ -56,7 +56,10 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         The fitted candidate family, keeping the union of the selected
         candidates.
     selected_features_ : ndarray of shape (n_classes, n_rounds), dtype intp
-        Row ``c``: the candidates selected by problem ``c`` in order.
+        Row ``c``: the candidates selected by problem ``c`` in order; -1
+        after the round where problem ``c`` stopped because its next
+        candidate's gradient was within the refit tolerance (a
+        ``ConvergenceWarning`` says so): its model stays as it was.
     coef_ : ndarray of shape (n_classes, n_features)
         Row ``c`` is ``w_c``; ``n_features`` is ``n_features_in_`` for "raw",
         else the number of distinct selected candidates, in the order of
@@ -166,7 +169,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
                 "(candidate_widths_), which only ShareBoostClassifier supports"
             )
         n_rounds = self._resolve_n_features_to_select(X.shape[1], self.features_)
-        selected, coefs, intercepts, losses = [], [], [], []
+        paths = []
         for c in range(self.classes_.shape[0]):
             if self.verbose:
                 print(f"[OneVsRestGreedy] class {shown(self.classes_[c])} against the rest")
@@ -184,30 +187,50 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
                 max_iter=int(self.max_iter),
                 verbose=int(self.verbose),
             )
-            selected.append(path.selected_features)
-            coefs.append([W[0] for W in path.coefs])
-            intercepts.append([b[0] for b in path.intercepts])
-            losses.append(path.train_loss)
-        self.selected_features_ = np.array(selected, dtype=np.intp)
-        self.union_features_ = np.unique(self.selected_features_)
+            paths.append(path)
+        return self._set_paths(paths, n_rounds, X.shape[1])
+
+    def _set_paths(self, paths, n_rounds, n_features):
+        """Store the binary paths; one that converged early keeps its last model.
+
+        A binary path stops before ``n_rounds`` when its next candidate's
+        gradient is within the refit tolerance (:func:`shareboost_path`
+        warns); its row of ``selected_features_`` is then padded with -1 and
+        its model stays the same for the remaining rounds.
+        """
+        k = len(paths)
+        self.selected_features_ = np.full((k, n_rounds), -1, dtype=np.intp)
+        self.train_loss_ = np.empty((k, n_rounds))
+        coefs, intercepts = [], []  # [class][round] -> (features of the class then,)
+        for c, path in enumerate(paths):
+            t = len(path.selected_features)
+            self.selected_features_[c, :t] = path.selected_features
+            rounds = [(W[0], b[0]) for W, b in zip(path.coefs, path.intercepts)]
+            last = rounds[-1] if t else (np.zeros(0), path.initial_intercept[0])
+            rounds += [last] * (n_rounds - t)
+            coefs.append([w for w, _ in rounds])
+            intercepts.append([b for _, b in rounds])
+            self.train_loss_[c] = np.concatenate(
+                [path.train_loss, np.full(n_rounds - t, path.initial_loss if t == 0
+                                          else path.train_loss[-1])])
+        selected = self.selected_features_
+        self.union_features_ = np.unique(selected[selected >= 0])
         self.features_.end_scan(self.union_features_)
         self.support_ = self.features_.support_
         self.n_iter_ = n_rounds
-        self.train_loss_ = np.array(losses)
         self.n_distinct_features_ = np.array(
-            [np.unique(self.selected_features_[:, :t]).size
+            [np.unique(selected[:, :t][selected[:, :t] >= 0]).size
              for t in range(1, n_rounds + 1)], dtype=np.intp)
-        self._coef_path = coefs  # [class][round] -> (round + 1,)
+        self._coef_path = coefs
         self._intercept_path = intercepts
 
         # position of each selected candidate among the union's columns
-        self._columns_of = np.searchsorted(self.union_features_, self.selected_features_)
+        self._columns_of = np.searchsorted(self.union_features_, selected)
         raw = isinstance(self.features_, RawFeatures)
-        columns = self.selected_features_ if raw else self._columns_of
-        W = np.zeros((self.classes_.shape[0],
-                      X.shape[1] if raw else self.union_features_.size))
-        for c in range(self.classes_.shape[0]):
-            W[c, columns[c]] = coefs[c][-1]
+        W = np.zeros((k, n_features if raw else self.union_features_.size))
+        for c in range(k):
+            w = coefs[c][-1]
+            W[c, (selected if raw else self._columns_of)[c, :w.size]] = w
         self.coef_ = W
         self.intercept_ = np.array([b[-1] for b in intercepts])
         return self
@@ -222,8 +245,9 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         scores = np.empty((union.shape[0], k))
         for t in range(1, self.n_iter_ + 1):
             for c in range(k):
-                cols = union[:, self._columns_of[c, :t]]
-                scores[:, c] = cols @ self._coef_path[c][t - 1] + self._intercept_path[c][t - 1]
+                w = self._coef_path[c][t - 1]
+                cols = union[:, self._columns_of[c, :w.size]]
+                scores[:, c] = cols @ w + self._intercept_path[c][t - 1]
             yield scores.copy()
 
     def _scores(self, X):
@@ -231,6 +255,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         k = self.classes_.shape[0]
         scores = np.empty((union.shape[0], k))
         for c in range(k):
-            scores[:, c] = (union[:, self._columns_of[c]] @ self._coef_path[c][-1]
+            w = self._coef_path[c][-1]
+            scores[:, c] = (union[:, self._columns_of[c, :w.size]] @ w
                             + self._intercept_path[c][-1])
         return scores

@@ -54,6 +54,8 @@ def _truncate(path, n_rounds):
         refit_n_iter=path.refit_n_iter[:n_rounds],
         n_refits_not_converged=path.n_refits_not_converged,
         column_ptr=path.column_ptr[: n_rounds + 1],
+        initial_intercept=path.initial_intercept,
+        initial_loss=path.initial_loss,
     )  # without the refit's state, which belongs to the last round
 
 
@@ -696,12 +698,13 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         self.selection_scores_ = path.selection_scores
         self._coef_path = path.coefs
         self._intercept_path = path.intercepts
+        self._initial_intercept = path.initial_intercept
         self.support_ = self.features_.support_
-        W = path.coefs[-1].copy()
+        W_selected, b = self._final_model()
+        W = W_selected.copy()
         if isinstance(self.features_, RawFeatures):
             W = np.zeros((W.shape[0], n_features))
-            W[:, self.features_.group_columns(self.selected_features_)] = path.coefs[-1]
-        b = path.intercepts[-1]
+            W[:, self.features_.group_columns(self.selected_features_)] = W_selected
         if W.shape[0] == 2:
             self.coef_ = (W[1] - W[0])[None, :]
             self.intercept_ = np.array([b[1] - b[0]])
@@ -720,10 +723,19 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         for W, b in zip(self._coef_path, self._intercept_path):
             yield X_sel[:, : W.shape[1]] @ W.T + b
 
+    def _final_model(self):
+        """``(W, b)`` of the last round, ``W`` on the selected columns; the
+        intercept-only model when the path stopped before its first round."""
+        if self._coef_path:
+            return self._coef_path[-1], self._intercept_path[-1]
+        b = self._initial_intercept
+        return np.zeros((b.shape[0], 0)), b
+
     def _scores(self, X):
         """Scores ``W x + b`` of shape (n_samples, n_classes) of the final model."""
-        X_sel = self._selected_columns(X)
-        return X_sel @ self._coef_path[-1].T + self._intercept_path[-1]
+        X_sel = self._selected_columns(X)  # checks that the model is fitted
+        W, b = self._final_model()
+        return X_sel @ W.T + b
 
     def staged_predict_proba(self, X):
         """Class probabilities of the model after each round.

@@ -83,5 +83,5 @@ class ValidationMonitor:
 
     @property
     def best_iteration_(self):
-        """The round with the lowest held-out loss (1-based)."""
-        return int(np.argmin(self.losses_)) + 1
+        """The round with the lowest held-out loss (1-based; 0 before any round)."""
+        return int(np.argmin(self.losses_)) + 1 if self.losses_ else 0

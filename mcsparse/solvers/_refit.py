@@ -319,6 +319,11 @@ def _line_search(fun, x, f, g, d, t_max=1.0):
     tell; the step is then accepted when the largest gradient entry falls
     by a tenth (``noisy`` is then True): at the precision limit of the
     objective, the gradient still says which way the minimum lies.
+
+    It gives up at once (None) when the first step leaves the objective and
+    its gradient exactly as they were: the step is below float64's
+    resolution of the scores (an unpenalised loss at its floor on separated
+    data), and shorter steps cannot change more.
     """
     slope = g @ d
     # the unit step, unless it is far longer than the point (a flat direction
@@ -327,8 +332,10 @@ def _line_search(fun, x, f, g, d, t_max=1.0):
             / max(np.abs(d).max(initial=0.0), 1e-300))
     g_max = np.max(np.abs(g))
     noise = _NOISE * np.finfo(float).eps * max(abs(f), np.finfo(float).tiny)
-    for _ in range(_MAX_LINE_SEARCH):
+    for i in range(_MAX_LINE_SEARCH):
         f_new, g_new = fun(x + t * d)
+        if i == 0 and f_new == f and np.array_equal(g_new, g):
+            return None
         if np.isfinite(f_new):
             if -slope * t <= noise:
                 if np.max(np.abs(g_new)) <= 0.9 * g_max:

@@ -118,6 +118,13 @@ class ShareBoostPath:
     params : ndarray, default=None
         The last refit's packed parameters (on centred columns), kept with
         ``curvature``.
+    initial_intercept : ndarray of shape (n_classes,), default=None
+        The intercept of the model before round 1: zeros, or the
+        intercept-only fit with ``fit_intercept``. The model of a path that
+        stopped before its first round (its first candidate's gradient at or
+        below the refit tolerance).
+    initial_loss : float, default=None
+        The training objective of that model.
     """
 
     selected_features: np.ndarray
@@ -130,6 +137,8 @@ class ShareBoostPath:
     column_ptr: np.ndarray = None
     curvature: object = None
     params: np.ndarray = None
+    initial_intercept: np.ndarray = None
+    initial_loss: float = None
 
     def __post_init__(self):
         if self.column_ptr is None:
@@ -228,7 +237,10 @@ class _PathState:
         self.fit_intercept, self.sample_weight = fit_intercept, self.objective.sample_weight
         self.tol, self.max_iter = tol, max_iter
         self.stops = dict.fromkeys(_STATUSES, 0)
-        self.idle_rounds = []
+        # a retry from the exact Hessian that failed too: the failures are the
+        # objective's precision (tol below float64's reach, or the loss at its
+        # floor on separated data), which lasts along the path
+        self.exact_retry_failed = False
         self.selected, self.column_ptr = [], [0]
         self.coefs, self.intercepts, self.losses, self.scores, self.n_iters = [], [], [], [], []
         self.params = np.zeros(self.objective.n_intercept)
@@ -263,6 +275,8 @@ class _PathState:
             result = self.refit(self.params, 0)
             self.params, self.loss, self.grad = result.params, result.value, result.grad
             self.stops[result.status] += 1
+        self.initial_intercept = _read_only(self.model()[1])
+        self.initial_loss = self.loss
 
     def resume(self, path):
         """Continue ``path``: its columns, and its last ``W`` and intercept."""
@@ -274,6 +288,7 @@ class _PathState:
         self.coefs, self.intercepts = list(path.coefs), list(path.intercepts)
         self.losses, self.scores = list(path.train_loss), list(path.selection_scores)
         self.n_iters = list(path.refit_n_iter)
+        self.initial_intercept, self.initial_loss = path.initial_intercept, path.initial_loss
         k, p = self.objective.n_scores, self.p
         if path.params is not None and path.params.size == self.objective.n_params(p):
             self.params = path.params.copy()  # exactly where the path stopped
@@ -400,9 +415,12 @@ class _PathState:
             if result.status == "failed" and curvature.dense:
                 # the carried curvature may have gone stale: once more from
                 # the exact Hessian at the last point, or from a scaled
-                # identity where the Hessian costs more than max_iter passes
-                # (on separated data the loss is at its float64 floor anyway)
-                if self.border_work(0, p) <= self.max_iter * self.pass_work(p):
+                # identity where the Hessian costs more than max_iter passes,
+                # or once a retry from the exact Hessian has failed too (a
+                # rebuild every round would cost n_samples * p**2 each)
+                exact = not self.exact_retry_failed and (
+                    self.border_work(0, p) <= self.max_iter * self.pass_work(p))
+                if exact:
                     curvature.reset(self.objective, p, self.border_work(0, p))
                 else:
                     curvature.restart(result.grad)
@@ -411,24 +429,48 @@ class _PathState:
                               f=result.value, g=result.grad)
                 again.n_iter += result.n_iter
                 result = again
+                self.exact_retry_failed |= exact and result.status == "failed"
             return result
 
-    def add(self, j, start, curvature=None):
-        """Put candidate ``j`` at ``start``, extend the curvature and refit.
+    @property
+    def gtol(self):
+        """The refits' tolerance at the current model: ``tol`` times the objective."""
+        return self.tol * self.loss
 
-        Returns ``(refit, curvature)``; the curvature (the path's own unless
-        given) is updated in place, the rest of the path's state changes only
-        through :meth:`accept`. The objective was last evaluated at the
-        current model, whose scores the new zero coefficients keep.
+    def grow(self, j, start):
+        """Put candidate ``j`` at ``start``; ``(params, grad, gain)`` of the grown problem.
+
+        The new coefficients are zeros, which keep the current model's scores
+        (the objective was last evaluated there); ``gain`` is the largest
+        entry of their gradient: at or below :attr:`gtol`, the refit would
+        leave them at zero.
         """
-        curvature = self.curvature if curvature is None else curvature
         self.put(j, start)
         p_new = self.columns.n_columns
         params = np.concatenate([self.params, np.zeros(self.objective.n_scores * (p_new - start))])
         with self.one_blas_thread():
             grad = self.objective.grow(self.grad, start, p_new)
+        gain = float(np.max(np.abs(grad[self.params.size:]), initial=0.0))
+        return params, grad, gain
+
+    def refit_grown(self, params, grad, start, curvature=None):
+        """Extend the curvature by the columns from ``start`` on and refit.
+
+        ``params`` and ``grad`` are :meth:`grow`'s. Returns ``(refit,
+        curvature)``; the curvature (the path's own unless given) is updated
+        in place, the rest of the path's state changes only through
+        :meth:`accept`.
+        """
+        curvature = self.curvature if curvature is None else curvature
+        p_new = self.columns.n_columns
+        with self.one_blas_thread():
             curvature.extend(self.objective, start, p_new, self.border_work(start, p_new))
         return self.refit(params, p_new, curvature, self.loss, grad), curvature
+
+    def add(self, j, start, curvature=None):
+        """:meth:`grow` and :meth:`refit_grown`: ``(refit, curvature, gain)``."""
+        params, grad, gain = self.grow(j, start)
+        return (*self.refit_grown(params, grad, start, curvature), gain)
 
     def model(self):
         """``(W, b)`` of the current model on the selected columns as they are (not centred)."""
@@ -437,14 +479,12 @@ class _PathState:
         return W, b - W @ self.columns.shift[:p]
 
     def accept(self, j, score, result):
-        """Make ``result`` (of :meth:`add`) the new state; record round ``j``."""
+        """Make ``result`` (``(refit, curvature)``) the new state; record round ``j``."""
         refit, self.curvature = result
         self.register(j)
         self.params, self.loss, self.grad = refit.params, refit.value, refit.grad
         nit = refit.n_iter
         self.stops[refit.status] += 1
-        if nit == 0 and refit.status == "ok":  # the new coefficients stay 0
-            self.idle_rounds.append(len(self.selected) + 1)
         self.selected.append(j)
         self.column_ptr.append(self.columns.n_columns)
         W, b = self.model()
@@ -468,16 +508,22 @@ class _PathState:
             + (0 if init_path is None else init_path.n_refits_not_converged),
             curvature=self.curvature.compact(),
             params=self.params.copy(),
+            initial_intercept=self.initial_intercept,
+            initial_loss=self.initial_loss,
         )
 
 
 def _select_and_refit(state, selection):
-    """One round: choose a candidate by ``selection`` and refit; ``(j, score, result)``.
+    """One round: choose a candidate by ``selection`` and refit; ``(j, score, result, gain)``.
 
     A candidate whose training columns equal a selected one's (two anchor
     balls holding the same samples, say) is excluded and the choice made
     again: it would add nothing to the model. None when every remaining
-    candidate is such a repeat.
+    candidate is such a repeat. ``gain`` is the largest entry of the chosen
+    candidate's gradient; when it is at or below the refits' tolerance the
+    refit would leave its coefficients at zero, and ``result`` is None: the
+    path has converged (a column that is zero on the training rows has a
+    zero gradient, so it is never selected).
     """
     duplicates = []
     while True:
@@ -488,9 +534,14 @@ def _select_and_refit(state, selection):
         if state.duplicate_of(j) is None:
             break
         duplicates.append(j)
-    if result is None:  # the objective was last evaluated at the current model
-        result = state.add(j, state.p)
-    return j, score, result
+    if result is not None:  # "full" refitted it already
+        *result, gain = result
+        return j, score, (None if gain <= state.gtol else tuple(result)), gain
+    # the objective was last evaluated at the current model
+    params, grad, gain = state.grow(j, state.p)
+    if gain <= state.gtol:
+        return j, score, None, gain
+    return j, score, state.refit_grown(params, grad, state.p), gain
 
 
 def _choose(state, selection, excluded):
@@ -598,18 +649,18 @@ def _warn_stops(stops, tol, max_iter):
         )
 
 
-def _warn_idle_rounds(idle, tol):
-    """Say when rounds added features that the refit left at zero."""
-    if idle:
-        warnings.warn(
-            f"{len(idle)} rounds (the first: round {idle[0]}) selected a feature whose "
-            f"gradient was already below the refit tolerance (tol={tol}, relative to "
-            "the objective), so its coefficients stayed 0 and the training loss did "
-            "not change: the path has converged at this tolerance (the selection "
-            "scores say how far). Use a smaller tol, or fewer rounds.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+def _warn_converged(n_done, n_rounds, j, gain, gtol, tol):
+    """Say that the path stopped: the next candidate would stay at zero."""
+    warnings.warn(
+        f"ShareBoost stopped after {n_done} of {n_rounds} rounds: the candidate the "
+        f"selection rule picks next (id {j}) has a gradient of at most {gain:.3g} in "
+        f"absolute value, at or below the refit tolerance {gtol:.3g} (tol={tol} times "
+        "the objective), so the refit would leave it at zero: the path has converged "
+        "at this tolerance (a candidate that is zero on every training sample has a "
+        "zero gradient). Use a smaller tol to go further.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
 
 
 def shareboost_path(
@@ -785,7 +836,10 @@ def shareboost_path(
                 "candidate has the same training columns as a selected one", UserWarning,
                 stacklevel=2)
             break
-        j, score, result = chosen
+        j, score, result, gain = chosen
+        if result is None:
+            _warn_converged(t - 1, n_rounds, j, gain, state.gtol, tol)
+            break
         state.accept(j, score, result)
         elapsed = time.perf_counter() - start
         if verbose > 0:
@@ -799,5 +853,4 @@ def shareboost_path(
                 refit_n_iter=state.n_iters[-1], elapsed=elapsed)):
             break
     _warn_stops(state.stops, tol, max_iter)
-    _warn_idle_rounds(state.idle_rounds, tol)
     return state.path(init_path)
