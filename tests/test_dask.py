@@ -109,14 +109,32 @@ def test_float32_sample_weight_and_dask_labels(client, pendigits):
     X, y = pendigits
     X = X[:2000].astype(np.float32)
     w = np.random.default_rng(0).uniform(0.5, 2.0, 2000)
-    a = ShareBoostClassifier(n_features_to_select=8).fit(X, y[:2000], sample_weight=w)
+    # alpha=0: the default before "auto" (test_default_alpha_on_dask checks "auto")
+    a = ShareBoostClassifier(n_features_to_select=8, alpha=0.0).fit(
+        X, y[:2000], sample_weight=w)
     Xd = da.from_array(X, chunks=(600, -1))
     yd = da.from_array(y[:2000].astype(str), chunks=(600,))  # labels of any type
-    b = ShareBoostClassifier(n_features_to_select=8).fit(
+    b = ShareBoostClassifier(n_features_to_select=8, alpha=0.0).fit(
         Xd, yd, sample_weight=da.from_array(w, chunks=(600,)))
     np.testing.assert_array_equal(b.classes_, np.unique(y[:2000].astype(str)))
     np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6)
+
+
+@pytest.mark.parametrize("features", ["raw", "stumps"])
+def test_default_alpha_on_dask(client, pendigits, features):
+    """alpha="auto" reads the same candidate columns on the workers: the same value,
+    the same selection as in memory."""
+    X, y = pendigits
+    X, y = X[:2000].astype(np.float32), y[:2000]
+    w = np.random.default_rng(1).uniform(0.5, 2.0, 2000)
+    family = DecisionStumps(max_bins=32) if features == "stumps" else "raw"
+    a = ShareBoostClassifier(n_features_to_select=6, features=family).fit(
+        X, y, sample_weight=w)
+    b = ShareBoostClassifier(n_features_to_select=6, features=family).fit(
+        da.from_array(X, chunks=(700, -1)), y, sample_weight=w)
+    assert a.alpha_ == b.alpha_ > 0
+    np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
 
 
 def test_groups_of_raw_columns(client, pendigits):

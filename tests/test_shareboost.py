@@ -45,7 +45,9 @@ def test_matches_reference_random(seed, fit_intercept, alpha):
 def test_matches_reference_with_sample_weight():
     X, y = _noisy_problem(n=120, k=4, seed=5)
     w = np.random.default_rng(0).uniform(0.2, 3.0, size=len(y))
-    clf = ShareBoostClassifier(n_features_to_select=4, **TIGHT).fit(X, y, sample_weight=w)
+    # alpha=0: the bare loss, the estimator's default before alpha="auto"
+    clf = ShareBoostClassifier(n_features_to_select=4, alpha=0.0, **TIGHT).fit(
+        X, y, sample_weight=w)
     sel, losses = reference.shareboost(X, y, 4, 4, sample_weight=w)
     np.testing.assert_array_equal(clf.selected_features_, sel)
     np.testing.assert_allclose(clf.train_loss_, losses, rtol=1e-6)
@@ -262,9 +264,13 @@ def test_weights_leaving_one_class(estimator):
 
 @pytest.mark.parametrize("scale", [1e307, 5e-324])
 def test_extreme_uniform_weights_equal_no_weights(scale):
+    """The bare loss (alpha=0, the default before "auto", which scales with the
+    weights' sum as scikit-learn's penalties do) is a weighted mean: uniform
+    weights of any size change nothing."""
     X, y = _noisy_problem(n=60, d=5, k=3)
-    a = ShareBoostClassifier(n_features_to_select=3).fit(X, y)
-    b = ShareBoostClassifier(n_features_to_select=3).fit(X, y, sample_weight=np.full(60, scale))
+    a = ShareBoostClassifier(n_features_to_select=3, alpha=0.0).fit(X, y)
+    b = ShareBoostClassifier(n_features_to_select=3, alpha=0.0).fit(
+        X, y, sample_weight=np.full(60, scale))
     np.testing.assert_array_equal(a.selected_features_, b.selected_features_)
     np.testing.assert_allclose(a.train_loss_, b.train_loss_, rtol=1e-8)
 
@@ -336,7 +342,8 @@ def test_pendigits_products_path_keeps_its_first_columns():
     X = PairwiseProducts().fit_transform(X / 100)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = ShareBoostClassifier(n_features_to_select=10, fit_intercept=False).fit(X, y)
+        clf = ShareBoostClassifier(n_features_to_select=10, fit_intercept=False,
+                                   alpha=0.0).fit(X, y)  # the default before "auto"
     np.testing.assert_array_equal(clf.selected_features_,
                                   [23, 42, 118, 66, 76, 27, 2, 53, 31, 16])
 

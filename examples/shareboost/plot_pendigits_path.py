@@ -56,7 +56,8 @@ with warnings.catch_warnings():
     # at alpha = 0 some refits stop at max_iter: the loss has no minimiser there
     warnings.simplefilter("ignore", ConvergenceWarning)
     start = time.perf_counter()
-    bare = ShareBoostClassifier(n_features_to_select=n_rounds, fit_intercept=False)
+    bare = ShareBoostClassifier(n_features_to_select=n_rounds, fit_intercept=False,
+                                alpha=0.0)
     bare.fit(X_train, y_train)
     bare_time = time.perf_counter() - start
     search = GridSearchCV(

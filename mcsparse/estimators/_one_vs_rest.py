@@ -33,9 +33,12 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         once and shared by the binary problems. Families of grouped
         candidates (:class:`~mcsparse.features.AnchorPoints`,
         ``RawFeatures(groups=...)``) are not supported.
-    alpha : float, default=0.0
+    alpha : float or "auto", default="auto"
         Penalty ``(alpha / 2) ||w_c||_2^2`` on each binary weight vector (the
-        Frobenius penalty of the two-row soft-max form, see Notes).
+        Frobenius penalty of the two-row soft-max form, see Notes), >= 0;
+        "auto" as in :class:`ShareBoostClassifier`
+        (:func:`mcsparse.solvers.default_alpha`). ``alpha=0`` is the bare
+        loss of the paper's baseline.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept per binary problem.
     tol : float, default=1e-4
@@ -52,6 +55,8 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    alpha_ : float
+        The penalty used: ``alpha``, or the value of "auto".
     features_ : CandidateFeatures
         The fitted candidate family, keeping the union of the selected
         candidates.
@@ -120,7 +125,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
         *,
         n_features_to_select=None,
         features="raw",
-        alpha=0.0,
+        alpha="auto",
         fit_intercept=True,
         tol=1e-4,
         max_iter=200,
@@ -179,7 +184,7 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
                 n_classes=2,
                 n_rounds=n_rounds,
                 features=self.features_,
-                alpha=float(self.alpha) / 2,  # (alpha / 2) ||w_c||^2, see Notes
+                alpha=self.alpha_ / 2,  # (alpha / 2) ||w_c||^2, see Notes
                 fit_intercept=bool(self.fit_intercept),
                 loss=BinaryLogisticLoss(),
                 sample_weight=sample_weight,

@@ -12,7 +12,7 @@ from ..features import RawFeatures
 from ..features._base import fit_features
 from ..features._dask import DaskCandidates
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
-from ..solvers import ShareBoostPath, shareboost_path
+from ..solvers import ShareBoostPath, default_alpha, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
 from ..utils.validation import check_bool, check_int, check_real, check_verbose, shown
@@ -90,6 +90,50 @@ def _split(X, y_idx, sample_weight, mask, n_classes):
     return parts[0], parts[1]
 
 
+def resolve_rounds(n, n_features, family, name="n_features_to_select"):
+    """The number of rounds that ``n`` (None, an int or a fraction) asks of ``family``.
+
+    None is half of ``n_features`` (at least 1, at most the candidates), a
+    float in (0, 1] that fraction of the candidates.
+
+    Raises
+    ------
+    ValueError
+        If the family has no candidate, or ``n`` is out of range.
+    TypeError
+        If ``n`` is of another type.
+    """
+    n_candidates = family.n_candidates_
+    if n_candidates < 1:
+        raise ValueError(
+            f"{type(family).__name__} has no candidate features on "
+            "this training data (e.g. every feature is constant)"
+        )
+    if n is None:
+        return min(n_candidates, max(1, n_features // 2))
+    if isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)):
+        if not 1 <= n <= n_candidates:
+            raise ValueError(
+                f"{name} must be in [1, number of candidates="
+                f"{n_candidates}], got {n}"
+            )
+        return int(n)
+    if isinstance(n, numbers.Real) and not isinstance(n, (bool, np.bool_)):
+        if not 0 < n <= 1:
+            raise ValueError(
+                f"{name} as a float is a fraction of the "
+                f"candidates and must be in (0, 1], got {n}"
+            )
+        return max(1, int(n * n_candidates))
+    raise TypeError(f"{name} must be None, an int or a float, got {type(n).__name__}")
+
+
+def _weight_scale(sample_weight):
+    """The largest of validated weights as given: the checked weights times it are them."""
+    return 1.0 if sample_weight is None else float(np.max(np.asarray(sample_weight,
+                                                                     dtype=np.float64)))
+
+
 def _candidate_names(family, ids, input_features):
     """``family.candidate_names`` (a family outside mcsparse may lack it)."""
     if hasattr(family, "candidate_names"):
@@ -118,36 +162,14 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         return tags
 
     def _resolve_n_features_to_select(self, n_features, family):
-        n = self.n_features_to_select
-        n_candidates = family.n_candidates_
-        if n_candidates < 1:
-            raise ValueError(
-                f"{type(family).__name__} has no candidate features on "
-                "this training data (e.g. every feature is constant)"
-            )
-        if n is None:
-            return min(n_candidates, max(1, n_features // 2))
-        if isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)):
-            if not 1 <= n <= n_candidates:
-                raise ValueError(
-                    "n_features_to_select must be in [1, number of candidates="
-                    f"{n_candidates}], got {n}"
-                )
-            return int(n)
-        if isinstance(n, numbers.Real) and not isinstance(n, (bool, np.bool_)):
-            if not 0 < n <= 1:
-                raise ValueError(
-                    "n_features_to_select as a float is a fraction of the "
-                    f"candidates and must be in (0, 1], got {n}"
-                )
-            return max(1, int(n * n_candidates))
-        raise TypeError(
-            "n_features_to_select must be None, an int or a float, "
-            f"got {type(n).__name__}"
-        )
+        return resolve_rounds(self.n_features_to_select, n_features, family)
 
     def _check_params(self):
-        check_real(self.alpha, "alpha", low=0.0)
+        if isinstance(self.alpha, str):
+            if self.alpha != "auto":
+                raise TypeError(f"alpha must be 'auto' or a float >= 0, got {self.alpha!r}")
+        else:
+            check_real(self.alpha, "alpha", low=0.0)
         check_bool(self.fit_intercept, "fit_intercept")
         check_real(self.tol, "tol", low=0.0, high=1.0, include_low=False, include_high=False)
         check_int(self.max_iter, "max_iter", low=1)
@@ -157,26 +179,46 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
             raise TypeError(f"callback must be callable or None, got {callback!r}")
 
     def _fit_candidates(self, X, y, sample_weight):
-        """Validate the training data, set ``classes_`` and fit ``features_``.
+        """Validate the training data, set ``classes_``, fit ``features_``, set ``alpha_``.
 
         Returns ``(X, y_idx, sample_weight)`` ready for the solver: samples of
         weight zero are dropped (they change nothing but the candidates they
         would define, such as stump thresholds).
         """
-        X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        X, y_idx, sample_weight, weight_scale = self._validate_fit_data(X, y, sample_weight)
         self.features_ = fit_features(resolve_features(self.features, self.random_state), X)
+        self.alpha_ = self._resolve_alpha(self.features_, X.shape[0], sample_weight,
+                                          weight_scale)
         return X, y_idx, sample_weight
 
     def _validate_fit_data(self, X, y, sample_weight):
-        """Check the parameters and the training data; set ``classes_``."""
+        """Check the parameters and the training data; set ``classes_``.
+
+        Returns ``(X, y_idx, sample_weight, weight_scale)``: the checked
+        weights are the given ones divided by ``weight_scale``, which
+        ``alpha="auto"`` multiplies back.
+        """
         self._check_params()
         X, y_idx, classes = check_training_data(self, X, y)
+        given = sample_weight
         sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
+        weight_scale = _weight_scale(None if sample_weight is None else given)
         if sample_weight is not None and not np.all(sample_weight > 0):
             keep = sample_weight > 0
             X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
         self.classes_ = classes
-        return X, y_idx, sample_weight
+        return X, y_idx, sample_weight, weight_scale
+
+    def _resolve_alpha(self, features, n_samples, sample_weight, weight_scale):
+        """``alpha``, or for "auto" :func:`mcsparse.solvers.default_alpha` (the sum
+        of the weights as given: the checked ones times ``weight_scale``)."""
+        if isinstance(self.alpha, str):
+            weight_sum = None if sample_weight is None else weight_scale * float(
+                np.sum(sample_weight))
+            return default_alpha(features, n_samples, sample_weight,
+                                 fit_intercept=bool(self.fit_intercept),
+                                 weight_sum=weight_sum)
+        return float(self.alpha)
 
     def _candidate_columns(self, X, ids):
         """Validate new data and compute the candidates ``ids`` on it (float64).
@@ -249,11 +291,18 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         The last three evaluate every unselected candidate of any family
         exactly (its training values in blocks), on the objective the
         refit minimises, penalty included; ties go to the lowest id.
-    alpha : float, default=0.0
-        Strength of the penalty (§3.3). On data that becomes separable
-        along the path the bare loss (``alpha=0``) has no minimiser and
-        overfits: choose ``alpha`` on training data (e.g. GridSearchCV, or
-        watch ``validation_scores_``).
+    alpha : float or "auto", default="auto"
+        Strength of the penalty (§3.3), >= 0. "auto" is
+        :func:`mcsparse.solvers.default_alpha`: ``s2 / (2 * sum of
+        sample_weight)``, ``s2`` the mean variance of the candidate columns
+        (their mean square without an intercept), i.e. scikit-learn's
+        ``LogisticRegression(C=1.0)`` penalty scaled to the columns' size
+        (``alpha_`` gives the value). ``alpha=0`` is the paper's bare loss,
+        which has no minimiser once the selected columns separate the
+        training set: late refits then stop at ``max_iter`` or in the line
+        search, with a ``ConvergenceWarning``. To choose ``alpha`` and the
+        number of features on the training data, use
+        :class:`ShareBoostClassifierCV` (one path per fold and ``alpha``).
     penalty : {"fro", "linf1_smooth"}, default="fro"
         The penalty on ``W`` (never on the intercept), §3.3: "fro" is
         :math:`\alpha \|W\|_F^2`; "linf1_smooth" the smoothed mixed norm
@@ -315,6 +364,8 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    alpha_ : float
+        The penalty used: ``alpha``, or the value of "auto".
     features_ : CandidateFeatures
         The fitted candidate family, holding only what the selected
         candidates need; it is still indexed by candidate id. For stumps,
@@ -344,7 +395,11 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         "raw"; for stumps the features with a selected stump).
     n_iter_ : int
         Number of rounds run, ``n_rounds`` in the shapes above
-        (``n_features_to_select`` unless ``callback`` stopped the fit).
+        (``n_features_to_select`` unless ``callback`` or early stopping
+        stopped the fit, or the path converged: when the candidate picked
+        next has gradient entries within the refit tolerance, the path stops
+        with a ``ConvergenceWarning``; 0 when that happens before the first
+        round, leaving the intercept-only model).
     train_loss_ : ndarray of shape (n_rounds,)
         Training objective (mean loss plus penalty) after each round's refit.
     refit_n_iter_ : ndarray of shape (n_rounds,)
@@ -415,13 +470,20 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
     step ("best_column", "line_search"), or a whole refit per candidate
     ("full").
 
-    Choosing ``alpha``: the estimator works in scikit-learn's
-    ``GridSearchCV``; a cheaper, path-aware option is
+    Choosing ``alpha`` and the number of features:
+    :class:`ShareBoostClassifierCV` cross-validates both with one path per
+    fold and ``alpha`` (the score of every number of features comes from the
+    staged scores). A cheaper option for the number of features alone is
     ``validation_fraction`` with ``n_iter_no_change``, as in scikit-learn's
     ``HistGradientBoostingClassifier``: the validation loss after each
     round is recorded and the path stops once it has not improved for
     ``n_iter_no_change`` rounds; ``coef_``, ``selected_features_``,
     ``n_iter_`` and the staged methods then describe the best round.
+
+    Ties: candidates whose selection scores are within a relative 1e-4 of
+    the best count as tied, and the lowest id among them is chosen
+    (:mod:`mcsparse.utils._ties`), so that float32 and float64 copies of the
+    data, and dask arrays of any chunking, select the same candidates.
 
     Inputs may be float32 (kept as such for the selection product) or
     float64, dense or sparse CSR/CSC. The refits read the selected columns
@@ -457,7 +519,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         n_features_to_select=None,
         features="raw",
         selection="gradient_l1",
-        alpha=0.0,
+        alpha="auto",
         penalty="fro",
         beta=10.0,
         fit_intercept=True,
@@ -560,7 +622,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         warm = bool(self.warm_start) and hasattr(self, "_path")
         previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
                     self._validation_mask) if warm else None
-        X, y_idx, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        X, y_idx, sample_weight, weight_scale = self._validate_fit_data(X, y, sample_weight)
         mask = self._warm_mask(previous, X) if warm else self._new_mask(X, y_idx)
         self._n_samples_fit, self._validation_mask = X.shape[0], mask
         n_classes = self.classes_.shape[0]
@@ -574,10 +636,11 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         if warm:
             self._check_warm_family(features, X, n_rounds)
         self.features_ = features
+        self.alpha_ = self._resolve_alpha(features, X.shape[0], sample_weight, weight_scale)
         monitor = None if held_out is None else self._monitor(held_out, n_classes, warm)
         path = shareboost_path(
             X, y_idx, n_classes=n_classes, n_rounds=n_rounds, features=features,
-            alpha=float(self.alpha), fit_intercept=bool(self.fit_intercept),
+            alpha=self.alpha_, fit_intercept=bool(self.fit_intercept),
             sample_weight=sample_weight, tol=float(self.tol), max_iter=int(self.max_iter),
             callback=self.callback if monitor is None else monitor,
             verbose=int(self.verbose), selection=self.selection, penalty=self.penalty,
@@ -598,7 +661,9 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         y_idx, classes = check_training_targets(self, check_dask_vector(y, "y", X.chunks[0]))
         if sample_weight is not None:
             sample_weight = check_dask_vector(sample_weight, "sample_weight", X.chunks[0])
+        given = sample_weight
         sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
+        weight_scale = _weight_scale(None if sample_weight is None else given)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self.__dict__.pop("feature_names_in_", None)
@@ -606,9 +671,10 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         scan = DaskCandidates(resolve_features(self.features, self.random_state)).fit(X)
         try:
             n_rounds = self._resolve_n_features_to_select(X.shape[1], scan)
+            self.alpha_ = self._resolve_alpha(scan, X.shape[0], sample_weight, weight_scale)
             path = shareboost_path(
                 None, y_idx, n_classes=classes.shape[0], n_rounds=n_rounds, features=scan,
-                alpha=float(self.alpha), fit_intercept=bool(self.fit_intercept),
+                alpha=self.alpha_, fit_intercept=bool(self.fit_intercept),
                 sample_weight=sample_weight, tol=float(self.tol),
                 max_iter=int(self.max_iter), callback=self.callback,
                 verbose=int(self.verbose), penalty=self.penalty, beta=float(self.beta),

@@ -3,7 +3,7 @@
 from ._jointboost import JointBoostPath, JointBoostRound, JointBoostStump, jointboost
 from ._mixed_norm import MixedNormPath, mixed_norm_path
 from ._mkl import MKLFit, default_q, link_coefficients, multiclass_mkl
-from ._shareboost import ShareBoostPath, ShareBoostRound, shareboost_path
+from ._shareboost import ShareBoostPath, ShareBoostRound, default_alpha, shareboost_path
 
 __all__ = [
     "JointBoostPath",
@@ -13,6 +13,7 @@ __all__ = [
     "MixedNormPath",
     "ShareBoostPath",
     "ShareBoostRound",
+    "default_alpha",
     "default_q",
     "jointboost",
     "link_coefficients",

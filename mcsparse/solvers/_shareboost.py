@@ -205,6 +205,63 @@ def candidate_widths(features):
     return widths.astype(np.intp)
 
 
+#: Most candidate columns :func:`default_alpha` reads (at least one candidate),
+#: and the values (columns times samples) it reads at a time.
+_SCALE_COLUMNS, _SCALE_BLOCK = 256, 2**16
+
+
+def default_alpha(features, n_samples, sample_weight=None, *, fit_intercept=True,
+                  weight_sum=None):
+    """The default penalty ``alpha="auto"``: ``s2 / (2 * weight_sum)``.
+
+    ``s2`` is the mean, over up to 256 candidate columns spread evenly over
+    the ids of the fitted family (at least one candidate), of each column's
+    (weighted) variance on the training data, or its mean square without an
+    intercept; ``weight_sum`` is the sum of the sample weights as the user
+    gave them (``n_samples`` without weights). For columns of unit variance
+    this is the penalty of scikit-learn's ``LogisticRegression(C=1.0)``
+    written for a mean loss, ``1 / (2 n_samples)``. Scaled by the columns'
+    variance, the penalty weighs the same against the loss whatever the
+    features' scale (rescaled features give the same ``alpha * ||W||^2``
+    at the rescaled coefficients). The columns are read a few at a time.
+
+    Parameters
+    ----------
+    features : CandidateFeatures
+        The family, fitted on the training data.
+    n_samples : int
+        Training samples (the rows of ``features.training_columns``).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        The weights of the variances (any positive scale).
+    fit_intercept : bool, default=True
+        Centre the columns (variance) or not (mean square).
+    weight_sum : float, default=None
+        The sum of the weights as given to ``fit``; None is ``n_samples``.
+
+    Returns
+    -------
+    alpha : float
+        Positive (``s2`` is taken as 1 when every column read is constant).
+    """
+    n = features.n_candidates_
+    widths = candidate_widths(features)
+    width = 1.0 if widths is None else float(np.mean(widths))
+    m = int(max(1, min(n, _SCALE_COLUMNS / width)))
+    ids = np.unique(np.linspace(0, n - 1, m).astype(np.intp)) if n > 0 else np.zeros(0, np.intp)
+    step = max(1, int(_SCALE_BLOCK / max(1, n_samples) / width))
+    total, count = 0.0, 0
+    for lo in range(0, ids.size if n_samples > 0 else 0, step):
+        # columns contiguous: the sums over samples do not depend on the family's layout
+        C = np.asfortranarray(features.training_columns(ids[lo:lo + step]), dtype=np.float64)
+        if fit_intercept:  # not in place: a family may return a view of its data
+            C = C - np.average(C, axis=0, weights=sample_weight)
+        total += float(np.sum(np.average(C * C, axis=0, weights=sample_weight)))
+        count += C.shape[1]
+    s2 = total / count if count else 0.0
+    weight_sum = n_samples if weight_sum is None else float(weight_sum)
+    return (s2 if s2 > 0 else 1.0) / (2.0 * max(weight_sum, np.finfo(float).tiny))
+
+
 def _read_only(array):
     array.flags.writeable = False
     return array
