@@ -16,6 +16,7 @@ import pytest
 from mcsparse.estimators import (
     MixedNormClassifier,
     ShareBoostClassifier,
+    ShareBoostClassifierCV,
     mixed_norm_classifier_path,
 )
 from mcsparse.features import DecisionStumps, RawFeatures
@@ -74,6 +75,7 @@ HOSTILE_INSTANCES = {
         ShareBoostClassifier(n_features_to_select=1, features=AnchorPoints(
             n_anchors=2, n_radii=2, random_state=0)),
     ],
+    ShareBoostClassifierCV: [ShareBoostClassifierCV(alphas=2, max_features=2, cv=2)],
     OneVsRestGreedyClassifier: [OneVsRestGreedyClassifier(n_features_to_select=2)],
     JointBoostClassifier: [JointBoostClassifier(n_estimators=3)],
     MixedNormClassifier: [MixedNormClassifier(max_iter=50)],
@@ -296,6 +298,19 @@ BAD_PARAMS = {
         ("beta", 0.0, ValueError), ("beta", np.inf, ValueError),
         ("selection", "abc", ValueError), ("penalty", "abc", ValueError),
         ("n_iter_no_change", 0, ValueError), ("warm_start", 1, TypeError),
+    ],
+    ShareBoostClassifierCV: [
+        ("alphas", 0, ValueError), ("alphas", -3, ValueError), ("alphas", [], ValueError),
+        ("alphas", [1e-3, -1.0], ValueError), ("alphas", [np.nan], ValueError),
+        ("alphas", [np.inf], ValueError), ("alphas", "abc", TypeError),
+        ("alphas", [[1e-3]], ValueError), ("alphas", True, TypeError),
+        ("max_features", 0, ValueError), ("max_features", 2.5, ValueError),
+        ("max_features", 10**12, ValueError), ("max_features", "abc", TypeError),
+        ("rule", "abc", ValueError), ("rule", None, ValueError),
+        ("cv", 1, ValueError), ("cv", "abc", ValueError),
+        ("scoring", "abc", ValueError), ("n_jobs", 1.5, TypeError),
+        ("tol", 0.0, ValueError), ("max_iter", 0, ValueError),
+        ("selection", "abc", ValueError), ("fit_intercept", 1, TypeError),
     ],
     OneVsRestGreedyClassifier: _COMMON_GREEDY,
     JointBoostClassifier: [

@@ -26,6 +26,7 @@ from mcsparse import (
     MixedNormClassifier,
     OneVsRestGreedyClassifier,
     ShareBoostClassifier,
+    ShareBoostClassifierCV,
     SMSDMKLClassifier,
     UFOMKLClassifier,
 )
@@ -69,6 +70,9 @@ CLASSIFIERS = {
         n_features_to_select=2, features=RawFeatures(groups=np.arange(64) // 8)),
     "shareboost-linf1": lambda: ShareBoostClassifier(
         n_features_to_select=3, penalty="linf1_smooth", alpha=1e-3),
+    "shareboost-cv": lambda: ShareBoostClassifierCV(alphas=2, max_features=4, cv=2),
+    "shareboost-cv-stumps": lambda: ShareBoostClassifierCV(alphas=[1e-4], max_features=3,
+                                                           cv=2, features="stumps"),
     "one-vs-rest": lambda: OneVsRestGreedyClassifier(n_features_to_select=3),
     "one-vs-rest-stumps": lambda: OneVsRestGreedyClassifier(n_features_to_select=2,
                                                             features="stumps"),

@@ -21,6 +21,7 @@ from mcsparse import (
     MixedNormClassifier,
     OneVsRestGreedyClassifier,
     ShareBoostClassifier,
+    ShareBoostClassifierCV,
     SMSDMKLClassifier,
     UFOMKLClassifier,
 )
@@ -78,6 +79,8 @@ ESTIMATORS = {
         alpha=1e-3, random_state=0),
     "shareboost-line-search": lambda n_jobs: ShareBoostClassifier(
         n_features_to_select=3, selection="line_search", alpha=1e-3, random_state=0),
+    "shareboost-cv": lambda n_jobs: ShareBoostClassifierCV(
+        alphas=3, max_features=5, cv=3, n_jobs=n_jobs, random_state=0),
     "one-vs-rest-raw": lambda n_jobs: OneVsRestGreedyClassifier(n_features_to_select=4),
     "one-vs-rest-stumps": lambda n_jobs: OneVsRestGreedyClassifier(
         n_features_to_select=3, features="stumps"),
@@ -93,7 +96,8 @@ ESTIMATORS = {
 }
 
 # the ones whose fit takes n_jobs somewhere (estimator or feature family)
-TAKES_N_JOBS = ["shareboost-anchors", "shareboost-templates", "one-vs-rest-templates"]
+TAKES_N_JOBS = ["shareboost-anchors", "shareboost-templates", "one-vs-rest-templates",
+                "shareboost-cv"]
 
 
 def _data_for(name):
@@ -132,6 +136,10 @@ def assert_identical_state(a, b):
             assert va.dtype == vb.dtype and va.shape == vb.shape, key
             assert np.array_equal(va, vb, equal_nan=va.dtype.kind in "fc"), (
                 f"fitted attribute {key} differs")
+        elif isinstance(va, dict):  # of arrays (a CV estimator's cv_results_)
+            assert va.keys() == vb.keys(), key
+            for name in va:
+                assert np.array_equal(va[name], vb[name]), f"fitted attribute {key}[{name}]"
         elif isinstance(va, float) and np.isnan(va):
             assert np.isnan(vb), key
         else:
@@ -189,7 +197,8 @@ def test_every_estimator_is_covered():
         covered.add(type(est[-1] if isinstance(est, Pipeline) else est))
     assert public <= covered, public - covered
     # every class of mcsparse.features that takes n_jobs is run with several
-    families = {type(ESTIMATORS[n](1).features) for n in TAKES_N_JOBS}
+    families = {type(ESTIMATORS[n](1).features) for n in TAKES_N_JOBS
+                if not isinstance(ESTIMATORS[n](1).features, str)}  # the CV's own n_jobs
     assert families == {AnchorPoints, ConvMaxTemplates}
 
 

@@ -5,6 +5,7 @@ from ._mkl import ConvMKLClassifier, SMSDMKLClassifier, UFOMKLClassifier
 from ._mixed_norm import MixedNormClassifier, mixed_norm_classifier_path
 from ._one_vs_rest import OneVsRestGreedyClassifier
 from ._shareboost import ShareBoostClassifier
+from ._shareboost_cv import ShareBoostClassifierCV
 
 __all__ = [
     "ConvMKLClassifier",
@@ -13,6 +14,7 @@ __all__ = [
     "OneVsRestGreedyClassifier",
     "SMSDMKLClassifier",
     "ShareBoostClassifier",
+    "ShareBoostClassifierCV",
     "UFOMKLClassifier",
     "mixed_norm_classifier_path",
 ]
