@@ -114,8 +114,10 @@ def _int_at_least(low):
     return parse
 
 
-def _finite_float(positive):
+def _finite_float(positive, auto=False):
     def parse(text):
+        if auto and text == "auto":
+            return text
         value = float(text)
         if not np.isfinite(value) or value < 0 or (positive and value == 0):
             bound = "> 0" if positive else ">= 0"
@@ -176,8 +178,17 @@ def build_parser():
                              "(default 1500)")
     parser.add_argument("--n-features", type=_int_at_least(1), default=None,
                         help="rounds = features to select (default: 40, 100 for mnist)")
-    parser.add_argument("--alpha", type=_finite_float(positive=False), default=0.0,
-                        help="Frobenius penalty alpha ||W||_F^2 (default 0)")
+    parser.add_argument("--alpha", type=_finite_float(positive=False, auto=True),
+                        default="auto",
+                        help="Frobenius penalty alpha ||W||_F^2: a number >= 0 (0 is the "
+                             "paper's bare loss) or 'auto' (default: the candidate "
+                             "columns' mean variance over 2 n_samples; printed)")
+    parser.add_argument("--cv", type=_int_at_least(2), nargs="?", const=5, default=None,
+                        metavar="FOLDS",
+                        help="choose alpha and the number of features (up to "
+                             "--n-features) by cross-validation on the training set "
+                             "(ShareBoostClassifierCV, 7 alphas around 'auto', FOLDS "
+                             "folds, default 5), then refit and print the path")
     parser.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction,
                         default=None,
                         help="fit an intercept (default: no for the UCI sets, as "
@@ -313,17 +324,15 @@ def _run(argv):
           f"{n_classes} classes, loaded in {time.perf_counter() - t0:.1f} s")
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
           f"max_iter={args.max_iter} tol={args.tol}", flush=True)
+    if args.cv is not None:
+        return _run_cv(parser, args, X, y, X_test, y_test, names, n_rounds, fit_intercept)
 
     print("  train loss: the margin logistic loss of eq. (3) of the paper, plus "
           "alpha ||W||^2 (log(1 + (k-1) e) at W = 0)")
     rows = []
     test_cols = []
     bar = tqdm(total=n_rounds, unit="round", file=sys.stderr) if args.quiet else None
-    # round 0: W = 0, every score 0 (the loss is log(1 + (k-1) e) for the margin of eq. 3)
-    start = {"round": 0, "feature": "-", "name": "(W = 0)",
-             "train_loss": float(np.log1p((n_classes - 1) * np.e)),
-             "test_error": float(np.mean(y_test != classes[0])), "refit_n_iter": "-",
-             "elapsed_s": 0.0}
+    start = _round_zero(y_test, classes)
     if bar is None:
         print(HEADER)
         print(format_row(start), flush=True)
@@ -354,13 +363,7 @@ def _run(argv):
             bar.update()
 
     clf.set_params(callback=record)
-    with warnings.catch_warnings(record=True) as caught:
-        # kept out of the table and progress bar; printed after the summary
-        warnings.simplefilter("always", ConvergenceWarning)
-        try:
-            clf.fit(X, y)
-        except ValueError as exc:  # e.g. more rounds than the family has candidates
-            parser.exit(2, f"mcsparse: error: {exc}\n")
+    caught = _fit_quietly(parser, clf, X, y)
     if bar is not None:
         bar.close()
         print(HEADER)
@@ -368,23 +371,91 @@ def _run(argv):
         for row in rows:
             print(format_row(row))
     _summary(rows, clf, caught)
+    _write_outputs(args, rows, start)
+    return 0
+
+
+def _fit_quietly(parser, clf, X, y):
+    """Fit, keeping the ConvergenceWarnings for the notes after the summary."""
+    with warnings.catch_warnings(record=True) as caught:
+        # kept out of the table and progress bar; printed after the summary
+        warnings.simplefilter("always", ConvergenceWarning)
+        try:
+            clf.fit(X, y)
+        except ValueError as exc:  # e.g. more rounds than the family has candidates
+            parser.exit(2, f"mcsparse: error: {exc}\n")
+    return caught
+
+
+def _write_outputs(args, rows, start):
     if args.output is not None:
         write_path(rows, args.output)
         print(f"path written to {args.output}")
     if args.plot is not None:
         draw_plot(rows, start, f"ShareBoost on {args.dataset} ({args.features})", args.plot)
         print(f"plot written to {args.plot}")
+
+
+def _round_zero(y_test, classes):
+    """Round 0 of the table: W = 0, every score 0 (the loss is log(1 + (k-1) e))."""
+    return {"round": 0, "feature": "-", "name": "(W = 0)",
+            "train_loss": float(np.log1p((len(classes) - 1) * np.e)),
+            "test_error": float(np.mean(y_test != classes[0])), "refit_n_iter": "-",
+            "elapsed_s": 0.0}
+
+
+def _run_cv(parser, args, X, y, X_test, y_test, names, n_rounds, fit_intercept):
+    """``--cv``: ShareBoostClassifierCV, then the refitted path as a table."""
+    from . import ShareBoostClassifierCV
+
+    cv = ShareBoostClassifierCV(alphas=7 if args.alpha == "auto" else [args.alpha],
+                                max_features=n_rounds, cv=args.cv,
+                                features=_family(args) or "raw",
+                                fit_intercept=fit_intercept, max_iter=args.max_iter,
+                                tol=args.tol, random_state=args.random_state,
+                                verbose=0 if args.quiet else 1)
+    print(f"  cross-validation: {args.cv} folds x "
+          f"{7 if args.alpha == 'auto' else 1} alphas, one path of {n_rounds} rounds each",
+          flush=True)
+    start_time = time.perf_counter()
+    caught = _fit_quietly(parser, cv, X, y)
+    elapsed = time.perf_counter() - start_time
+    i = int(np.searchsorted(cv.alphas_, cv.alpha_))
+    se = cv.scores_[:, i, cv.n_features_ - 1].std() / np.sqrt(cv.scores_.shape[0])
+    print(f"chosen by {args.cv}-fold cross-validation: alpha={cv.alpha_:.3g}, "
+          f"n_features={cv.n_features_} (CV accuracy {100 * cv.best_score_:.2f}% +- "
+          f"{100 * se:.2f}); {elapsed:.1f} s with the refit")
+    best = cv.best_estimator_
+    test_errors = [float(np.mean(p != y_test)) for p in best.staged_predict(X_test)]
+    feature_names = best.features_.candidate_names(best.selected_features_, names)
+    rows = [{"round": t + 1, "feature": int(j), "name": str(name),
+             "train_loss": float(best.train_loss_[t]), "test_error": test_errors[t],
+             "refit_n_iter": int(best.refit_n_iter_[t]), "elapsed_s": float("nan")}
+            for t, (j, name) in enumerate(zip(best.selected_features_, feature_names))]
+    start = _round_zero(y_test, cv.classes_)
+    print(HEADER)
+    for row in [start] + rows:
+        print(format_row(row))
+    if rows:
+        print(f"test error {100 * rows[-1]['test_error']:.2f}% with {len(rows)} features")
+    for caught_warning in caught:
+        print(f"note: {caught_warning.message}")
+    _write_outputs(args, rows, start)
     return 0
 
 
 def _summary(rows, clf, caught):
-    """The final and best test errors, the fit time, then the warnings as notes."""
+    """The final and best test errors, alpha, the fit time, then the warnings as notes."""
     errors = [r["test_error"] for r in rows]
-    best = int(np.argmin(errors))
-    fit_time = rows[-1]["elapsed_s"]
-    print(f"final test error {100 * errors[-1]:.2f}% with {len(rows)} features; "
-          f"best {100 * errors[best]:.2f}% at round {best + 1}")
-    print(f"fit {fit_time:.1f} s ({fit_time / len(rows):.2f} s per round), median "
-          f"refit iterations per round {np.median(clf.refit_n_iter_):.0f}")
+    if errors:
+        best = int(np.argmin(errors))
+        print(f"final test error {100 * errors[-1]:.2f}% with {len(rows)} features; "
+              f"best {100 * errors[best]:.2f}% at round {best + 1}")
+        fit_time = rows[-1]["elapsed_s"]
+        print(f"fit {fit_time:.1f} s ({fit_time / len(rows):.2f} s per round), median "
+              f"refit iterations per round {np.median(clf.refit_n_iter_):.0f}")
+    how = "auto: the candidate columns' mean " + (
+        "variance" if clf.fit_intercept else "square") + " over 2 n_samples"
+    print(f"alpha={clf.alpha_:.3g}" + (f" ({how})" if clf.alpha == "auto" else ""))
     for caught_warning in caught:
         print(f"note: {caught_warning.message}")
