@@ -544,3 +544,32 @@ def test_a_path_stopped_before_its_first_round_is_the_intercept_model():
         ovr = OneVsRestGreedyClassifier(n_features_to_select=2, alpha=1e-3).fit(X, y)
     np.testing.assert_array_equal(ovr.selected_features_, np.full((3, 2), -1))
     np.testing.assert_array_equal(ovr.predict(X), np.zeros(9, dtype=int))
+
+
+# --- what the messages say -------------------------------------------------------
+
+
+def test_a_refit_stopped_at_max_iter_quotes_its_final_gradient():
+    X, y = _noisy_problem(n=150, d=8, k=3)
+    with pytest.warns(ConvergenceWarning) as caught:
+        clf = ShareBoostClassifier(n_features_to_select=4, max_iter=2, alpha=1e-3).fit(X, y)
+    message = next(str(w.message) for w in caught if "max_iter=2" in str(w.message))
+    found = re.search(r"The farthest, round (\d+), ended with its largest gradient entry "
+                      r"(\S+), (\S+) times the tolerance \(tol times the objective, (\S+)\)",
+                      message)
+    assert found, message
+    t, g, ratio, gtol = int(found[1]), float(found[2]), float(found[3]), float(found[4])
+    assert 0 <= t <= clf.n_iter_ and ratio > 1
+    np.testing.assert_allclose(g / gtol, ratio, rtol=1e-2)
+
+
+def test_early_stopping_says_which_round_was_best(capsys):
+    X, y = _noisy_problem(n=300, d=8, k=3, seed=1)
+    clf = ShareBoostClassifier(n_features_to_select=8, validation_fraction=0.3,
+                               n_iter_no_change=2, random_state=0, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    best = clf.best_iteration_
+    assert re.search(rf"the best round is {best} \(validation loss "
+                     rf"{clf.validation_scores_[best - 1]:.6g}, error \S+%\), the model "
+                     rf"keeps its {best} features", out), out
+    assert clf.n_iter_ == best

@@ -741,6 +741,20 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
                                  n_iter_no_change=self.n_iter_no_change,
                                  callback=self.callback, history=history, selected=selected)
 
+    def _say_early_stop(self, n_run):
+        """With ``verbose``: where early stopping stopped and which round it keeps."""
+        best = self.best_iteration_
+        if not self.verbose or best == 0:
+            return
+        stopped = n_run - best >= self.n_iter_no_change
+        print(f"[ShareBoost] {'early stopping after' if stopped else 'ran'} {n_run} rounds"
+              + (f": the validation loss has not improved for {self.n_iter_no_change} "
+                 "rounds" if stopped else "")
+              + f"; the best round is {best} (validation loss "
+              f"{self.validation_scores_[best - 1]:.6g}, error "
+              f"{100 * self.validation_errors_[best - 1]:.2f}%), the model keeps its "
+              f"{best} features", flush=True)
+
     def _set_path(self, path, monitor, n_features):
         """Store the fitted attributes of ``path`` (truncated by early stopping)."""
         for name in ("validation_scores_", "validation_errors_", "best_iteration_"):
@@ -750,6 +764,7 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
             self.validation_errors_ = np.array(monitor.errors_)
             self.best_iteration_ = monitor.best_iteration_
             if self.n_iter_no_change is not None:
+                self._say_early_stop(len(monitor.losses_))
                 path = _truncate(path, self.best_iteration_)
         if not self.warm_start:  # the refit's state only serves to continue the path
             path.curvature = path.params = None

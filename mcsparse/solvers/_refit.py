@@ -381,6 +381,8 @@ class Refit:
     status : {"ok", "max_iter", "failed"}
         Converged (``max |grad| <= gtol``), stopped at ``max_iter``, or
         stopped by the line search with the gradient above ``gtol``.
+    gtol : float, default=nan
+        The tolerance the solve was given.
     """
 
     params: np.ndarray
@@ -388,6 +390,7 @@ class Refit:
     grad: np.ndarray
     n_iter: int
     status: str
+    gtol: float = float("nan")
 
 
 def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
@@ -440,7 +443,7 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
     n_iter = noisy_steps = 0
     while np.max(np.abs(g), initial=0.0) > gtol:
         if n_iter >= max_iter:
-            return Refit(x, f, g, n_iter, "max_iter")
+            return Refit(x, f, g, n_iter, "max_iter", gtol)
         d = objective.flat_free(curvature.direction(g))
         if not g @ d < 0:  # lost descent (rounding): restart from the gradient
             curvature.restart(g)
@@ -451,9 +454,9 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
         noisy_steps = noisy_steps + 1 if found is not None and found[3] else 0
         if found is None or noisy_steps > _MAX_NOISY_STEPS:
             fun(x)  # leave the objective at the returned point
-            return Refit(x, f, g, n_iter, "failed")
+            return Refit(x, f, g, n_iter, "failed", gtol)
         t, f_new, g_new, _ = found
         n_iter += 1
         curvature.update(t * d, g_new - g)
         x, f, g = x + t * d, f_new, g_new
-    return Refit(x, f, g, n_iter, "ok")
+    return Refit(x, f, g, n_iter, "ok", gtol)

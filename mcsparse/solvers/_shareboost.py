@@ -294,6 +294,7 @@ class _PathState:
         self.fit_intercept, self.sample_weight = fit_intercept, self.objective.sample_weight
         self.tol, self.max_iter = tol, max_iter
         self.stops = dict.fromkeys(_STATUSES, 0)
+        self.farthest_cap = None  # (round, max |grad|, gtol) of the worst stop at max_iter
         # a retry from the exact Hessian that failed too: the failures are the
         # objective's precision (tol below float64's reach, or the loss at its
         # floor on separated data), which lasts along the path
@@ -331,7 +332,7 @@ class _PathState:
             self.curvature.reset(self.objective, 0, 0)
             result = self.refit(self.params, 0)
             self.params, self.loss, self.grad = result.params, result.value, result.grad
-            self.stops[result.status] += 1
+            self.count_stop(result, 0)
         self.initial_intercept = _read_only(self.model()[1])
         self.initial_loss = self.loss
 
@@ -535,13 +536,22 @@ class _PathState:
         W, b = self.objective.unpack(self.params, p)
         return W, b - W @ self.columns.shift[:p]
 
+    def count_stop(self, refit, t):
+        """Count how the refit of round ``t`` stopped; keep the farthest stop at max_iter."""
+        self.stops[refit.status] += 1
+        if refit.status == "max_iter":
+            g = float(np.max(np.abs(refit.grad), initial=0.0))
+            if self.farthest_cap is None or g / refit.gtol > self.farthest_cap[1] / \
+                    self.farthest_cap[2]:
+                self.farthest_cap = (t, g, refit.gtol)
+
     def accept(self, j, score, result):
         """Make ``result`` (``(refit, curvature)``) the new state; record round ``j``."""
         refit, self.curvature = result
         self.register(j)
         self.params, self.loss, self.grad = refit.params, refit.value, refit.grad
         nit = refit.n_iter
-        self.stops[refit.status] += 1
+        self.count_stop(refit, len(self.selected) + 1)
         self.selected.append(j)
         self.column_ptr.append(self.columns.n_columns)
         W, b = self.model()
@@ -682,12 +692,18 @@ def _check_rule_fits(selection, features, n_samples, k, n_rounds):
         )
 
 
-def _warn_stops(stops, tol, max_iter):
+def _warn_stops(stops, tol, max_iter, farthest_cap=None):
     if stops["max_iter"]:
+        farthest = ""
+        if farthest_cap is not None:
+            t, g, gtol = farthest_cap
+            farthest = (f" The farthest, round {t}, ended with its largest gradient entry "
+                        f"{g:.3g}, {g / gtol:.3g} times the tolerance (tol times the "
+                        f"objective, {gtol:.3g}).")
         warnings.warn(
             f"{stops['max_iter']} of the refits stopped before reaching "
-            f"tol={tol} (max_iter={max_iter}). On separable data the unpenalised "
-            "loss has no minimiser: consider alpha > 0 or a larger max_iter.",
+            f"tol={tol} (max_iter={max_iter}).{farthest} On separable data the "
+            "unpenalised loss has no minimiser: consider alpha > 0 or a larger max_iter.",
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -909,5 +925,5 @@ def shareboost_path(
                 train_loss=state.loss, selection_score=score,
                 refit_n_iter=state.n_iters[-1], elapsed=elapsed)):
             break
-    _warn_stops(state.stops, tol, max_iter)
+    _warn_stops(state.stops, tol, max_iter, state.farthest_cap)
     return state.path(init_path)
