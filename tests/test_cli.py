@@ -171,3 +171,29 @@ def test_entry_points(command, tmp_path):
     res = subprocess.run(argv + ["--help"], cwd=tmp_path, capture_output=True,
                          text=True, check=True)
     assert "--dataset" in res.stdout
+
+
+def test_the_default_job_prints_its_alpha_and_no_note(capsys):
+    """alpha='auto' converges without a warning; --alpha 0 is the paper's bare loss."""
+    assert main(["--n-features", "40"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"alpha=\S+ \(auto: the candidate columns' mean square over 2 "
+                     r"n_samples\)", out), out
+    assert "note:" not in out
+    assert main(["--n-features", "40", "--alpha", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "alpha=0\n" in out and "note:" in out and "max_iter=200" in out
+
+
+def test_cv_prints_the_chosen_alpha_and_number_of_features(tmp_path, capsys):
+    out_file = tmp_path / "path.json"
+    assert main(["--n-features", "4", "--max-train", "600", "--cv", "3",
+                 "--output", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"chosen by 3-fold cross-validation: alpha=\S+, n_features=\d "
+                     r"\(CV accuracy [\d.]+% \+- [\d.]+\)", out), out
+    n_features = int(re.search(r"n_features=(\d)", out).group(1))
+    rows = json.loads(out_file.read_text())
+    assert [r["round"] for r in rows] == list(range(1, n_features + 1))
+    assert re.search(rf"test error [\d.]+% with {n_features} features", out)
+    assert "fold 1/3, alpha" in out  # one line per path without --quiet
