@@ -63,9 +63,10 @@ def test_readme_is_valid_restructuredtext(name):
         settings_overrides={"report_level": 2, "halt_level": 2, "warning_stream": False})
 
 
-def _getting_started_script():
+def _getting_started_script(index=0):
+    """The ``index``-th Python code block of the getting-started page."""
     text = (ROOT / "doc" / "getting_started.rst").read_text()
-    block = text.split(".. code-block:: python\n", 1)[1]
+    block = text.split(".. code-block:: python\n")[index + 1]
     lines = []
     for line in block.splitlines()[1:]:
         if line and not line.startswith("    "):
@@ -74,22 +75,37 @@ def _getting_started_script():
     return "\n".join(lines)
 
 
-def test_getting_started_script_runs_and_prints_what_it_says(tmp_path):
-    """The first code a reader sees runs as it is, and its comments give its output."""
+def _run_and_check_comments(script, tmp_path):
+    """Run ``script``; every "# value" comment on a print line appears in the output,
+    and nothing is written to stderr (no warning)."""
     import subprocess
     import sys
 
+    (tmp_path / "start.py").write_text(script)
+    res = subprocess.run([sys.executable, "start.py"], cwd=tmp_path, capture_output=True,
+                         text=True, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
+    assert res.returncode == 0, res.stderr
+    for line in script.splitlines():
+        if line.startswith("print(") and "# " in line:
+            shown = line.split("# ", 1)[1].split(":")[0].replace("...", "").rstrip(" ]")
+            shown = shown.split(" (")[0]
+            assert shown in res.stdout, (shown, res.stdout)
+    assert "Warning" not in res.stderr, res.stderr
+
+
+def test_getting_started_script_runs_and_prints_what_it_says(tmp_path):
+    """The first code a reader sees runs as it is, and its comments give its output."""
     if not (ROOT / "doc" / "getting_started.rst").is_file():
         pytest.skip("not a source checkout")
     pytest.importorskip("matplotlib")
     script = _getting_started_script()
     assert "ShareBoostClassifier" in script and "staged_predict" in script
-    (tmp_path / "start.py").write_text(script)
-    res = subprocess.run([sys.executable, "start.py"], cwd=tmp_path, capture_output=True,
-                         text=True, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
-    assert res.returncode == 0, res.stderr
-    # every "# value" comment on a print line appears in the output
-    for line in script.splitlines():
-        if line.startswith("print(") and "# " in line:
-            shown = line.split("# ", 1)[1].replace("...", "").rstrip(" ]")
-            assert shown in res.stdout, (shown, res.stdout)
+    _run_and_check_comments(script, tmp_path)
+
+
+def test_getting_started_cross_validation_runs_and_prints_what_it_says(tmp_path):
+    if not (ROOT / "doc" / "getting_started.rst").is_file():
+        pytest.skip("not a source checkout")
+    script = _getting_started_script(2)
+    assert "ShareBoostClassifierCV" in script
+    _run_and_check_comments(script, tmp_path)
