@@ -68,7 +68,10 @@ INSTANCES = {
     JointBoostClassifier: [JointBoostClassifier(n_estimators=20)],
     MixedNormClassifier: [MixedNormClassifier()],
     PairwiseProducts: [PairwiseProducts()],
-    UFOMKLClassifier: [UFOMKLClassifier(C=100, random_state=0)],
+    UFOMKLClassifier: [UFOMKLClassifier(C=100, random_state=0),
+                       # the paper's bank and predictor (the defaults before)
+                       UFOMKLClassifier(C=100, random_state=0, bandwidths="paper",
+                                        final="last_iterate")],
     ConvMKLClassifier: [ConvMKLClassifier(C=1e4, random_state=0),
                         ConvMKLClassifier(C=100, random_state=0, final="svc")],
     SMSDMKLClassifier: [SMSDMKLClassifier(C=100, random_state=0)],

@@ -202,8 +202,9 @@ def test_numpy_twin_fit_equals_cython_fit():
 def test_estimator_matches_solver_on_same_gram(guard):
     X, y = load_iris(return_X_y=True)
     taus = [0.25, 1.0, 4.0]
+    # final="last_iterate": the solver's predictor (the default before "svc")
     clf = ConvMKLClassifier(C=50, zeta=2, bandwidths=taus, max_iter=5, random_state=0,
-                            tail_sum_guard=guard).fit(X, y)
+                            tail_sum_guard=guard, final="last_iterate").fit(X, y)
     # the estimator fits on the single-precision stack, predicts in float64
     gram = gaussian_kernel_stack(X, bandwidths=taus, dtype=np.float32)
     r = tail_sums(gram, 2)
@@ -249,7 +250,9 @@ def test_smsd_with_zero_beta_is_ufo():
 
 def test_smsd_penalty_switches_off_narrow_kernels():
     X, y = load_iris(return_X_y=True)
-    clf = SMSDMKLClassifier(C=10, beta=0.05, max_iter=5, random_state=0).fit(X, y)
+    # the paper's bank (the default before "scale"), narrowest first
+    clf = SMSDMKLClassifier(C=10, beta=0.05, max_iter=5, random_state=0,
+                            bandwidths="paper").fit(X, y)
     w = clf.kernel_weights_
     # narrow kernels have tail sums near n: they are switched off first
     assert w[:5].sum() == 0 and w.sum() == pytest.approx(1.0)
@@ -517,7 +520,8 @@ def test_final_svc_is_the_svm_on_the_learnt_combined_kernel(Est, n_classes):
     keep = y < n_classes
     X, y = X[keep], np.array(["a", "b", "c"])[y[keep]]
     taus = [0.25, 1.0, 4.0]
-    last = Est(C=10, bandwidths=taus, max_iter=5, random_state=0).fit(X, y)
+    last = Est(C=10, bandwidths=taus, max_iter=5, random_state=0,
+               final="last_iterate").fit(X, y)
     clf = Est(C=10, bandwidths=taus, max_iter=5, random_state=0, final="svc").fit(X, y)
     # the kernel learning is the same; only the predictor changes
     np.testing.assert_array_equal(clf.kernel_weights_, last.kernel_weights_)
@@ -588,12 +592,15 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
 
     monkeypatch.setattr(mkl_module, "_tail_sums", counting)
     forget_tail_sums()
-    fits = [ConvMKLClassifier(C=C, max_iter=2, random_state=0).fit(X, y) for C in (1, 10)]
+    # the paper's bank (the default before "scale"), as ``expected``
+    fits = [ConvMKLClassifier(C=C, max_iter=2, random_state=0, bandwidths="paper").fit(X, y)
+            for C in (1, 10)]
     assert len(calls) == 1
     np.testing.assert_array_equal(fits[0].tail_sums_, fits[1].tail_sums_)
-    SMSDMKLClassifier(max_iter=2, random_state=0).fit(X, y)  # other zetas: computed
+    SMSDMKLClassifier(max_iter=2, random_state=0, bandwidths="paper").fit(
+        X, y)  # other zetas: computed
     assert len(calls) == 2
-    clf = ConvMKLClassifier(max_iter=2, random_state=0).fit(X2, y)
+    clf = ConvMKLClassifier(max_iter=2, random_state=0, bandwidths="paper").fit(X2, y)
     assert len(calls) == 3
     np.testing.assert_allclose(clf.tail_sums_, expected, rtol=1e-12)
     ConvMKLClassifier(max_iter=2, bandwidths="scale", random_state=0).fit(X2, y)
@@ -607,3 +614,24 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
     before = len(calls)
     ConvMKLClassifier(C=1, max_iter=2, random_state=0).fit(X, y)
     assert len(calls) == before + 1  # forgotten: computed again
+
+
+@pytest.mark.parametrize("Est, final", [(UFOMKLClassifier, "last_iterate"),
+                                        (ConvMKLClassifier, "svc"),
+                                        (SMSDMKLClassifier, "svc")])
+def test_defaults_are_the_scale_bank_and_the_final_svm_where_it_wins(Est, final):
+    """The configuration the user guide recommends is the default; the paper's bank
+    ("paper", or None as before) and predictor stay one argument away."""
+    from mcsparse.kernels import default_bandwidths, scale_bandwidths
+
+    X, y = load_iris(return_X_y=True)
+    assert Est().bandwidths == "scale" and Est().final == final
+    fitted = Est(C=10, max_iter=3, random_state=0).fit(X, y)
+    np.testing.assert_allclose(fitted.bandwidths_, scale_bandwidths(X))
+    assert (fitted.final_svc_ is not None) == (final == "svc")
+    paper = Est(C=10, max_iter=3, random_state=0, bandwidths="paper",
+                final="last_iterate").fit(X, y)
+    none = Est(C=10, max_iter=3, random_state=0, bandwidths=None,
+               final="last_iterate").fit(X, y)
+    np.testing.assert_array_equal(paper.bandwidths_, default_bandwidths())
+    np.testing.assert_array_equal(paper.decision_function(X), none.decision_function(X))

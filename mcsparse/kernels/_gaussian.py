@@ -140,15 +140,16 @@ def scale_bandwidths(X, factors=None):
 def _check_bandwidths(bandwidths, X=None, name="bandwidths"):
     """``bandwidths`` as a 1-D float64 array of finite positive numbers.
 
-    None is the paper's grid; ``"scale"`` (with the training samples ``X``)
-    is :func:`scale_bandwidths`.
+    None and ``"paper"`` are the paper's grid; ``"scale"`` (with the
+    training samples ``X``) is :func:`scale_bandwidths`.
     """
-    if bandwidths is None:
+    if bandwidths is None or (isinstance(bandwidths, str) and bandwidths == "paper"
+                              and name == "bandwidths"):
         return default_bandwidths()
     if isinstance(bandwidths, str) and name == "bandwidths":
         if bandwidths != "scale":
-            raise ValueError(f'bandwidths must be None, "scale" or an array of positive '
-                             f"numbers, got {bandwidths!r}")
+            raise ValueError(f'bandwidths must be "paper", None, "scale" or an array of '
+                             f"positive numbers, got {bandwidths!r}")
         if X is None:
             raise ValueError('bandwidths="scale" is computed by the MKL estimators from their '
                              "training samples; here pass an array, e.g. "
