@@ -418,7 +418,8 @@ selected_feature_names_, support_, n_iter_, train_loss_ : as in ShareBoostClassi
         scorer = None if self.scoring is None else check_scoring(base, self.scoring)
         jobs = [(s, i, train, test, alpha) for s, (train, test) in enumerate(splits)
                 for i, alpha in enumerate(alphas)]
-        results = Parallel(n_jobs=self.n_jobs)(
+        # a generator: the paths' results (and verbose lines) as they come, in order
+        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(_fold_path)(base, X_checked, y_checked, sample_weight, train, test,
                                 alpha, max_features, scorer)
             for _, _, train, test, alpha in jobs)
