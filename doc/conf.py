@@ -62,5 +62,11 @@ sphinx_gallery_conf = {
 # Quiet matplotlib's non-interactive backend notice inside the gallery.
 warnings.filterwarnings("ignore", category=UserWarning,
                         message="Matplotlib is currently using agg")
+# A default that does not converge fails the build: the examples that fit the
+# paper's bare loss (alpha=0) catch its ConvergenceWarning and say so.
+# (tests/test_examples.py runs the same quick modes under pytest.)
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+
+warnings.filterwarnings("error", category=ConvergenceWarning)
 os.environ.setdefault("MPLBACKEND", "agg")
 sys.path.insert(0, os.path.abspath("."))
