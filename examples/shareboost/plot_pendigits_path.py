@@ -81,8 +81,15 @@ logreg_error = np.mean(logreg.predict(X_test) != y_test)
 # %%
 # Test error along the path
 rounds = np.arange(1, n_rounds + 1)
-bare_errors = np.array([np.mean(p != y_test) for p in bare.staged_predict(X_test)])
-tuned_errors = np.array([np.mean(p != y_test) for p in tuned.staged_predict(X_test)])
+
+
+def path_errors(model):
+    """Test error after each round; a path that converged early keeps its last model."""
+    errors = [np.mean(p != y_test) for p in model.staged_predict(X_test)]
+    return np.array(errors + errors[-1:] * (n_rounds - len(errors)))
+
+
+bare_errors, tuned_errors = path_errors(bare), path_errors(tuned)
 
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 ax.plot(rounds, 100 * bare_errors, "o-", ms=3, label="ShareBoost, alpha = 0 (eq. 3)")

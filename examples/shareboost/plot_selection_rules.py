@@ -117,7 +117,8 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 for ax, name in zip(axes, data):
     for rule in rules:
         if (name, rule) in curves:
-            ax.plot(np.arange(1, n_rounds + 1), 100 * np.array(curves[name, rule][0]),
+            errors = curves[name, rule][0]  # fewer rounds if the path converged
+            ax.plot(np.arange(1, len(errors) + 1), 100 * np.array(errors),
                     label=f"{rule} ({seconds[name, rule]:.2f} s/round)")
     ax.set_title(name + ("" if FULL else " (quick mode)"))
     ax.set_xlabel("number of features")
@@ -145,7 +146,7 @@ with warnings.catch_warnings():
         errors = [np.mean(p != yte) for p in best.staged_predict(Xte)]
         print(f"{penalty:13s} alpha={search.best_params_['alpha']:g} (chosen on the "
               f"training set): test error {100 * errors[-1]:.2f}% at {n_rounds} features")
-        ax.plot(np.arange(1, n_rounds + 1), 100 * np.array(errors),
+        ax.plot(np.arange(1, len(errors) + 1), 100 * np.array(errors),
                 label=f"{penalty}, alpha={search.best_params_['alpha']:g}")
 ax.set_title("pendigits products: penalties" + ("" if FULL else " (quick mode)"))
 ax.set_xlabel("number of features")
