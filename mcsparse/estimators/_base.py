@@ -154,6 +154,26 @@ class ProbaMixin:
         return _softmax(self._scores(X), log=True)
 
 
+class StagedProbaMixin:
+    """``staged_predict_proba``: the soft-max of the staged scores."""
+
+    def staged_predict_proba(self, X):
+        """Class probabilities of the model after each round.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Yields
+        ------
+        proba : ndarray of shape (n_samples, n_classes)
+            One item per round ``t = 1 .. n_iter_``.
+        """
+        for scores in self._staged_scores(X):
+            yield _softmax(scores)
+
+
 class StagedMixin:
     """The whole path from one fit: ``staged_decision_function``, ``staged_predict``."""
 

@@ -17,7 +17,7 @@ from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
 from ..utils.validation import check_bool, check_int, check_real, check_verbose, shown
 from ..utils._dask import check_dask_matrix, check_dask_vector, is_dask_array
-from ._base import (ProbaMixin, ScoresMixin, StagedMixin, _softmax, check_training_data,
+from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, check_training_data,
                     check_training_targets, check_training_weights)
 from ._features import resolve_features
 
@@ -240,7 +240,8 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
 
 
 
-class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
+class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixin,
+                           _BaseGreedy):
     r"""ShareBoost: sparse multiclass linear classifier with shared features.
 
     Learns ``W`` of shape ``(n_classes, n_features)`` with few non-zero
@@ -817,19 +818,3 @@ class ShareBoostClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
         X_sel = self._selected_columns(X)  # checks that the model is fitted
         W, b = self._final_model()
         return X_sel @ W.T + b
-
-    def staged_predict_proba(self, X):
-        """Class probabilities of the model after each round.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Yields
-        ------
-        proba : ndarray of shape (n_samples, n_classes)
-            One item per round ``t = 1 .. n_iter_``.
-        """
-        for scores in self._staged_scores(X):
-            yield _softmax(scores)

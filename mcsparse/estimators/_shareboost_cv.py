@@ -24,7 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..features._base import fit_features
 from ..utils._dask import is_dask_array
 from ..utils.validation import check_int, check_n_jobs, check_real, check_verbose
-from ._base import ProbaMixin, ScoresMixin, StagedMixin, _softmax, _to_decision
+from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, _softmax,
+                    _to_decision)
 from ._features import resolve_features
 from ._shareboost import ShareBoostClassifier, resolve_rounds
 
@@ -147,8 +148,8 @@ def _choose(mean, std, n_splits, rule):
     return i, t + 1
 
 
-class ShareBoostClassifierCV(StagedMixin, ProbaMixin, ScoresMixin, ClassifierMixin,
-                             BaseEstimator):
+class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixin,
+                             ClassifierMixin, BaseEstimator):
     r"""ShareBoost with ``alpha`` and the number of features chosen by cross-validation.
 
     For each fold of ``cv`` and each value of ``alphas``, one ShareBoost path
@@ -498,19 +499,3 @@ selected_feature_names_, support_, n_iter_, train_loss_ : as in ShareBoostClassi
     def _staged_scores(self, X):
         check_is_fitted(self)
         return self.best_estimator_._staged_scores(X)
-
-    def staged_predict_proba(self, X):
-        """Class probabilities of the refitted model after each round.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Yields
-        ------
-        proba : ndarray of shape (n_samples, n_classes)
-            One item per round ``t = 1 .. n_iter_``.
-        """
-        check_is_fitted(self)
-        yield from self.best_estimator_.staged_predict_proba(X)
