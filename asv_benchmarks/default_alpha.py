@@ -16,7 +16,6 @@ letter need their files)::
     python asv_benchmarks/default_alpha.py pendigits-products pendigits-stumps
 """
 
-import argparse
 import sys
 import time
 import warnings
@@ -24,6 +23,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from _problems import run_problems
 from mcsparse import ShareBoostClassifier
 from mcsparse._cli import load_problem
 
@@ -69,22 +69,7 @@ def run(name):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("problems", nargs="*", metavar="PROBLEM",
-                        help=f"of {', '.join(PROBLEMS)} (default: all)")
-    parser.add_argument("--output", default=None, help="write the results to this .json")
-    args = parser.parse_args(argv)
-    unknown = sorted(set(args.problems) - set(PROBLEMS))
-    if unknown:
-        parser.error(f"unknown problems {unknown}; choose from {list(PROBLEMS)}")
-    results = {name: run(name) for name in (args.problems or PROBLEMS)}
-    if args.output:
-        from mcsparse.utils.records import save_full_run
-
-        save_full_run(args.output, results, script=__file__,
-                      command="python asv_benchmarks/default_alpha.py "
-                              + " ".join(sys.argv[1:]))
-    return 0
+    return run_problems(__doc__, PROBLEMS, run, __file__, argv)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ Gaussian kernels,
 ``C`` of every model (each predicting with its last iterate) chosen from
 {1, 10, 100, 1000} by 3-fold cross-validation on the training part. Printed
 per model: test accuracy, the chosen ``C``, training accuracy, the three
-bandwidths of largest weight (largest last) and the time of the search. One split only: a diagnostic,
-not the 10-split comparison.
+bandwidths of largest weight (largest last) and the time of the search. One
+split only: a diagnostic, not the 10-split comparison.
 
 With ``--weights``, instead: the kernel weights of UFO-MKL, Conv-MKL with
 each tail-sum guard and SMSD-MKL on the ``scale`` bank (``C=100``, one fit
