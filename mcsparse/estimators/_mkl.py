@@ -296,12 +296,14 @@ _ATTRS_DOC = """
 
 #: Why each estimator's ``final`` default is what it is (the MKL-vs-SVC record).
 _FINAL_WHY = {
-    "last_iterate": """The default here: over the nine data sets of the
+    "last_iterate": """The default here: over the ten data sets of the
         comparison with a tuned SVC (user guide, MKL), the exact SVM on
-        UFO-MKL's kernel was not more accurate than its last iterate.""",
-    "svc": """The default here: over the nine data sets of the comparison
+        UFO-MKL's kernel was 0.26 points less accurate than its last
+        iterate on average.""",
+    "svc": """The default here: over the ten data sets of the comparison
         with a tuned SVC (user guide, MKL), the exact SVM on the learnt
-        kernel was the more accurate on average.""",
+        kernel was the more accurate on average (Conv-MKL +0.06 points,
+        +1.27 on letter; SMSD-MKL +0.38).""",
 }
 
 
