@@ -262,3 +262,16 @@ def test_max_features_beyond_the_candidates_is_refused_before_any_fold():
     X, y = _pendigits(60)
     with pytest.raises(ValueError, match="max_features must be in"):
         ShareBoostClassifierCV(alphas=2, max_features=17, cv=2).fit(X, y)
+
+
+def test_other_warnings_of_the_fold_paths_are_shown():
+    """Only ConvergenceWarnings are gathered into path_warnings_; a fold's other
+    warnings (here: every remaining candidate repeats a selected one) show."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((90, 1))
+    X = np.hstack([x, x, x])  # three copies of one column
+    y = (x[:, 0] > 0).astype(int) + (x[:, 0] > 1)
+    with pytest.warns(UserWarning, match="same training columns as a selected one"):
+        cv = ShareBoostClassifierCV(alphas=[1e-3], max_features=3, cv=3).fit(X, y)
+    assert cv.n_features_ == 1  # the refit has one round: the warning is the folds'
+    assert np.all(cv.path_n_iter_ == 1)

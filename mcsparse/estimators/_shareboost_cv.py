@@ -124,6 +124,9 @@ def _fold_path(base, X, y, sample_weight, train, test, alpha, n_rounds, scorer):
         clf.fit(_safe_indexing(X, train), y[train], sample_weight=weights[0])
     fit_time = time.perf_counter() - start
     messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    for w in caught:  # the other warnings are shown as they are
+        if not issubclass(w.category, ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     scores = _validation_scores(clf, _safe_indexing(X, test), y[test], weights[1],
                                 n_rounds, scorer)
     return scores, fit_time, clf.n_iter_, messages
