@@ -247,12 +247,28 @@ class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMi
     best_estimator_ : ShareBoostClassifier
         The model fitted on all the data with ``alpha_`` and
         ``n_features_``, which the prediction methods use.
-    classes_, coef_, intercept_, features_, selected_features_, \
-selected_feature_names_, support_, n_iter_, train_loss_ : as in ShareBoostClassifier
-        Those of ``best_estimator_``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
+        ``best_estimator_.coef_``.
+    intercept_ : ndarray of shape (n_classes,) or (1,)
+        ``best_estimator_.intercept_``.
+    features_ : CandidateFeatures
+        ``best_estimator_.features_``, the fitted candidate family.
+    selected_features_ : ndarray of shape (n_rounds,), dtype intp
+        The refit's selected candidates, in selection order.
+    selected_feature_names_ : ndarray of shape (n_rounds,), dtype object
+        Their names.
+    support_ : ndarray of shape (n_features,), dtype bool
+        The input columns the refitted model reads.
+    n_iter_ : int
+        The refit's rounds, ``n_rounds`` in the shapes above (``n_features_``,
+        fewer if its path converged).
+    train_loss_ : ndarray of shape (n_rounds,)
+        The refit's training objective after each round.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit, when ``X`` has string column names.
 
     Warns
