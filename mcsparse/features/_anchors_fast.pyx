@@ -59,21 +59,10 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
-from mcsparse.utils._simd cimport mcs_simd_switch, mcs_simd_v4
+from mcsparse.utils._simd cimport MCS_PREFETCH, mcs_simd_switch, mcs_simd_v4
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 ctypedef int int32_t
-
-cdef extern from *:
-    """
-    /* Asks for the cache line at p (a no-op where the compiler has no prefetch). */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define MCS_PREFETCH(p) __builtin_prefetch(p)
-    #else
-    #define MCS_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void MCS_PREFETCH(const void* p) noexcept nogil
 
 cdef extern from "_anchors_kernel.h":
     enum: MCS_ANCHOR_SUB

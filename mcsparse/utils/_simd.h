@@ -19,7 +19,8 @@
  *
  * MCS_EXACT_BEGIN and MCS_EXACT_END enclose functions whose products must not
  * be fused into their additions (fp-contract off), so that every clone gives
- * the same numbers.
+ * the same numbers. MCS_PREFETCH(p) asks for the cache line at p where the
+ * compiler can.
  *
  * The x86-64-v4 loops can be switched off (mcs_simd_switch) so that the tests
  * run both paths on one machine. The switch is static: each extension module
@@ -47,6 +48,13 @@
 #else
 #define MCS_EXACT_BEGIN
 #define MCS_EXACT_END
+#endif
+
+/* Asks for the cache line at p (a no-op where the compiler has no prefetch). */
+#if defined(__GNUC__) || defined(__clang__)
+#define MCS_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MCS_PREFETCH(p) ((void)0)
 #endif
 
 /* 1 switches the x86-64-v4 loops off (tests and benchmarks). */
