@@ -33,11 +33,17 @@ directives = {
     "embedsignature": True,
 }
 
+# Every kernel header includes mcsparse/utils/_simd.h (the instruction-set
+# dispatch); Cython only tracks the headers a .pyx names, so the shared one is
+# put on the include path and listed as a dependency of every extension.
+SIMD_DIR = os.path.join("mcsparse", "utils")
+
 extensions = [
     Extension(
         name,
         [name.replace(".", "/") + ".pyx"],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), SIMD_DIR],
+        depends=[os.path.join(SIMD_DIR, "_simd.h")],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
     )

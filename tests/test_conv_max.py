@@ -9,13 +9,12 @@ from mcsparse import ShareBoostClassifier
 from mcsparse.features import (
     ConvMaxTemplates,
     conv_max_features,
-    conv_max_features_numpy,
     conv_max_selected,
-    conv_max_selected_numpy,
     gaussian_masks,
     learn_templates,
     masks_from_factors,
 )
+from mcsparse.features._conv_max import conv_max_features_numpy, conv_max_selected_numpy
 
 
 def _problem(seed, n, h, w, n_templates, ph, pw, n_u, n_v, dtype=np.float32):

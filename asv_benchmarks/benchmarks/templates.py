@@ -12,10 +12,10 @@ from mcsparse import ShareBoostClassifier
 from mcsparse.features import (
     ConvMaxTemplates,
     conv_max_features,
-    conv_max_features_numpy,
     gaussian_masks,
     masks_from_factors,
 )
+from mcsparse.features._conv_max import conv_max_features_numpy
 
 from .common import Benchmark, Estimator, quick
 

@@ -5,14 +5,12 @@ more features than fit in memory: it scores its candidates against the
 residuals each round and computes only the selected ones.
 """
 
-from ._anchors import AnchorPoints, anchor_group_scores, anchor_group_scores_numpy
+from ._anchors import AnchorPoints, anchor_group_scores
 from ._base import CandidateFeatures, RawFeatures
 from ._conv_max import (
     ConvMaxTemplates,
     conv_max_features,
-    conv_max_features_numpy,
     conv_max_selected,
-    conv_max_selected_numpy,
     gaussian_masks,
     learn_templates,
     masks_from_factors,
@@ -24,15 +22,12 @@ __all__ = [
     "AnchorPoints",
     "CandidateFeatures",
     "anchor_group_scores",
-    "anchor_group_scores_numpy",
     "ConvMaxTemplates",
     "DecisionStumps",
     "PairwiseProducts",
     "RawFeatures",
     "conv_max_features",
-    "conv_max_features_numpy",
     "conv_max_selected",
-    "conv_max_selected_numpy",
     "gaussian_masks",
     "learn_templates",
     "masks_from_factors",

@@ -135,10 +135,11 @@ def anchor_group_scores(X1, residual, order, cuts, *, n_jobs=None):
         along a row or leave ``[0, n_max]``, ``n_jobs`` is 0, or a score
         overflows float64.
 
-    See Also
-    --------
-    anchor_group_scores_numpy : The plain-NumPy twin (gathered rows, BLAS
-        products per block of samples between cuts).
+    Notes
+    -----
+    The tests check it against a private plain-NumPy twin
+    (``_anchors.anchor_group_scores_numpy``: gathered rows, BLAS products per
+    block of samples between cuts).
 
     References
     ----------

@@ -59,26 +59,14 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
+from mcsparse.utils._simd cimport MCS_PREFETCH, mcs_simd_switch, mcs_simd_v4
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 ctypedef int int32_t
 
-cdef extern from *:
-    """
-    /* Asks for the cache line at p (a no-op where the compiler has no prefetch). */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define MCS_PREFETCH(p) __builtin_prefetch(p)
-    #else
-    #define MCS_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void MCS_PREFETCH(const void* p) noexcept nogil
-
 cdef extern from "_anchors_kernel.h":
     enum: MCS_ANCHOR_SUB
     enum: MCS_ANCHOR_CB
-    int mcs_anchor_v4_off
-    int mcs_anchor_avx512() noexcept nogil
     void mcs_anchor_block_f32(const float* X1, intp_t w, const float* residual, intp_t r,
                               const int* rows, intp_t m, double* acc,
                               float* rbuf) noexcept nogil
@@ -175,7 +163,7 @@ cdef int _add_block_gemm(
                 return -1
         return 0
     if real_t is float:
-        if mcs_anchor_avx512():  # the rows read in place, float32 FMAs (_anchors_kernel.h)
+        if mcs_simd_v4():  # the rows read in place, float32 FMAs (_anchors_kernel.h)
             for j in range(start, stop):
                 if order[a, j] < 0 or order[a, j] >= n_samples:
                     return -1
@@ -280,23 +268,12 @@ cdef intp_t _score_anchors(
 def _anchor_avx512(enable=None):
     """Whether the float32 screen runs its AVX-512 loop; ``enable=False`` stops it (BLAS).
 
-    For the tests and benchmarks; not thread-safe while scans run.
-
-    Parameters
-    ----------
-    enable : bool or None, default=None
-        None only asks; True or False switches it on (where the CPU has
-        AVX-512) or off.
-
-    Returns
-    -------
-    used : bool
-        Whether it runs now.
+    For the tests and benchmarks (``mcs_simd_switch`` of mcsparse/utils/_simd.h):
+    ``enable`` None only asks, True or False switches the loop on (where the
+    CPU has AVX-512) or off; returns whether it runs now. Not thread-safe
+    while scans run.
     """
-    global mcs_anchor_v4_off
-    if enable is not None:
-        mcs_anchor_v4_off = 0 if enable else 1
-    return bool(mcs_anchor_avx512())
+    return bool(mcs_simd_switch(-1 if enable is None else bool(enable)))
 
 
 def anchor_scores_chunk(

@@ -11,7 +11,7 @@
  * FMA in row order; each such partial sum, of at most MCS_ANCHOR_SUB products,
  * is then added to acc in float64. The rows of the next MCS_ANCHOR_SUB are
  * prefetched while the first block runs. Where the CPU has no AVX-512, the
- * caller uses BLAS sgemm instead (mcs_anchor_avx512() is 0).
+ * caller uses BLAS sgemm instead (mcs_simd_v4() of mcsparse/utils/_simd.h is 0).
  *
  * The error of each float32 partial sum is within gamma_{MCS_ANCHOR_SUB} times
  * the sum of its terms' magnitudes (Higham 2002, §3.1), inside the screen's
@@ -20,14 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "_simd.h"
+
 #define MCS_ANCHOR_SUB 64
 #define MCS_ANCHOR_CB 5
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MCS_ANCHOR_V4 1
+#if MCS_SIMD_X86
 #include <immintrin.h>
-
-#define MCS_ANCHOR_TARGET __attribute__((target("arch=x86-64-v4")))
 
 /* acc[c][q] += rb[c] * x[q] for c < 5, q < 4. */
 #define MCS_ANCHOR_ROW(rb)                                                             \
@@ -40,7 +39,7 @@
 
 /* The block product above on m rows (rbuf: MCS_ANCHOR_SUB * rp floats, rp = r padded
  * to whole blocks of MCS_ANCHOR_CB). */
-MCS_ANCHOR_TARGET
+MCS_TARGET_V4
 static void mcs_anchor_block_f32(const float *X1, ptrdiff_t w, const float *residual,
                                  ptrdiff_t r, const int32_t *rows, ptrdiff_t m, double *acc,
                                  float *rbuf) {
@@ -97,25 +96,9 @@ static void mcs_anchor_block_f32(const float *X1, ptrdiff_t w, const float *resi
     }
 }
 #else
-#define MCS_ANCHOR_V4 0
 static void mcs_anchor_block_f32(const float *X1, ptrdiff_t w, const float *residual,
                                  ptrdiff_t r, const int32_t *rows, ptrdiff_t m, double *acc,
                                  float *rbuf) {
     (void)X1; (void)w; (void)residual; (void)r; (void)rows; (void)m; (void)acc; (void)rbuf;
 }
 #endif
-
-/* Whether mcs_anchor_block_f32 runs: AVX-512 on the CPU, and not switched off (tests). */
-static int mcs_anchor_v4_off = 0;
-
-static int mcs_anchor_avx512(void) {
-#if MCS_ANCHOR_V4
-    static int have = -1; /* asked once; every thread writes the same answer */
-    if (have < 0)
-        have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-    return have && !mcs_anchor_v4_off;
-#else
-    return 0;
-#endif
-}

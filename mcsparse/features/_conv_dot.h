@@ -5,24 +5,17 @@
  *     acc[j] += x[e + j] * y[e + j],   e = 0, 8, 16, ...,   then the rest,
  *
  * summed pairwise at the end. The eight sums are one vector register on
- * AVX-512, two on AVX2 (clones chosen at run time on x86-64 Linux with GCC,
- * as in mcsparse/loss/_fast_exp.h). Products are not fused into the
- * additions (fp-contract off), so every clone gives the same number.
+ * AVX-512, two on AVX2 (MCS_CLONES of mcsparse/utils/_simd.h). Products are
+ * not fused into the additions (MCS_EXACT_BEGIN), so every clone gives the
+ * same number.
  */
 #include <stddef.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MCS_DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MCS_DOT_CLONES
-#endif
+#include "_simd.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
+MCS_EXACT_BEGIN
 
-MCS_DOT_CLONES
+MCS_CLONES
 static double mcs_dot(const double *x, const double *y, ptrdiff_t n) {
     double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     ptrdiff_t e = 0;
@@ -37,6 +30,4 @@ static double mcs_dot(const double *x, const double *y, ptrdiff_t n) {
     return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
+MCS_EXACT_END

@@ -244,9 +244,10 @@ def conv_max_features(images, templates, mask_rows, mask_cols, *, response="corr
         positions or are negative, a value is NaN or infinite, ``response``
         is unknown or ``damping`` negative or not finite.
 
-    See Also
-    --------
-    conv_max_features_numpy : The plain-NumPy reference (direct masked max).
+    Notes
+    -----
+    The tests check it against a private plain-NumPy reference
+    (``_conv_max.conv_max_features_numpy``: direct masked max).
 
     References
     ----------
@@ -434,8 +435,12 @@ def conv_max_selected(images, templates, mask_rows, mask_cols, ids, *, response=
 
     See Also
     --------
-    conv_max_selected_numpy : The plain-NumPy twin (same pruning, same counts).
     conv_max_features : Every pair, by BLAS (the training matrix).
+
+    Notes
+    -----
+    The tests check it against a private plain-NumPy twin
+    (``_conv_max.conv_max_selected_numpy``: same pruning, same counts).
 
     References
     ----------

@@ -17,10 +17,10 @@
  * AnchorPiecesProducts`` times both against NumPy's gather and dgemm.
  *
  * Needs GCC or Clang (vector extensions, __builtin_prefetch). Compiled for AVX2
- * with FMA and for the baseline, chosen at run time on x86-64
- * Linux with GCC (as _mkl_step.h); the compiler's default vector width elsewhere.
- * Where the CPU has AVX-512 (x86-64-v4), mcs_group_scores_any / mcs_group_grad_any
- * run the _v4 loops instead: the same tile of 12 scores as one 8-wide and one
+ * with FMA and for the baseline (MCS_CLONES_FMA of mcsparse/utils/_simd.h), the
+ * compiler's default vector width elsewhere. Where the CPU has AVX-512
+ * (mcs_simd_v4()), mcs_group_scores_any / mcs_group_grad_any run the _v4 loops
+ * (MCS_TARGET_V4) instead: the same tile of 12 scores as one 8-wide and one
  * 4-wide vector (two FMAs per row and column instead of three) and eight rows
  * (scores) or columns (gradient) per register block, sixteen accumulators. Each
  * entry is the same chain of FMAs in the same order as in the AVX2 loops, so the
@@ -31,13 +31,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MCS_GROUPS_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#define MCS_GROUPS_V4 1
-#else
-#define MCS_GROUPS_CLONES
-#define MCS_GROUPS_V4 0
-#endif
+#include "_simd.h"
 
 #define MCS_TILE 12
 
@@ -84,7 +78,7 @@ typedef double mcs_v4 __attribute__((vector_size(32)));
     } while (0)
 
 /* Scores of n rows: out[orow[i] * r + c] += x_i . Vp[:, c]; Vp is w x ld, ld = 12 * n_tiles. */
-MCS_GROUPS_CLONES
+MCS_CLONES_FMA
 static void mcs_group_scores(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                              const ptrdiff_t *orow, ptrdiff_t n, const double *Vp,
                              ptrdiff_t n_tiles, double *out, ptrdiff_t r) {
@@ -132,7 +126,7 @@ static void mcs_group_scores(const double *values, ptrdiff_t w, const ptrdiff_t 
  * MCS_SUB * (w + 3) doubles: the rows are transposed MCS_SUB at a time so that the
  * inner loop reads four columns and Mp as sequential streams from L1. */
 #define MCS_SUB 64
-MCS_GROUPS_CLONES
+MCS_CLONES_FMA
 static void mcs_group_grad(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                            ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G,
                            double *XT) {
@@ -168,10 +162,9 @@ static void mcs_group_grad(const double *values, ptrdiff_t w, const ptrdiff_t *x
 }
 
 
-#if MCS_GROUPS_V4
+#if MCS_SIMD_X86
 typedef double mcs_v8 __attribute__((vector_size(64)));
 
-#define MCS_V4_TARGET __attribute__((target("arch=x86-64-v4")))
 #define MCS_LOAD8(v, p) memcpy(&(v), (p), sizeof(mcs_v8))
 #define MCS_STORE8(p, v) memcpy((p), &(v), sizeof(mcs_v8))
 #define MCS_SPLAT8(x) ((mcs_v8){(x), (x), (x), (x), (x), (x), (x), (x)})
@@ -211,7 +204,7 @@ typedef double mcs_v8 __attribute__((vector_size(64)));
     } while (0)
 
 /* mcs_group_scores, eight rows at a time (the rows that remain go to mcs_group_scores). */
-MCS_V4_TARGET
+MCS_TARGET_V4
 static void mcs_group_scores_v4(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                                 const ptrdiff_t *orow, ptrdiff_t n, const double *Vp,
                                 ptrdiff_t n_tiles, double *out, ptrdiff_t r) {
@@ -251,7 +244,7 @@ static void mcs_group_scores_v4(const double *values, ptrdiff_t w, const ptrdiff
  * each MCS_SUB rows, each block of eight columns sums x_i[j0 .. j0 + 8) times the
  * tile of M's row i over the rows; the rows stay in L1 from one block to the
  * next, and the next MCS_SUB rows are prefetched a line at a time meanwhile. */
-MCS_V4_TARGET
+MCS_TARGET_V4
 static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                               ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G) {
     const ptrdiff_t ld = MCS_TILE * n_tiles;
@@ -311,26 +304,11 @@ static void mcs_group_grad_v4(const double *values, ptrdiff_t w, const ptrdiff_t
 }
 #endif
 
-/* Whether the _v4 loops run: AVX-512 on the CPU, and not switched off (tests). */
-static int mcs_groups_v4_off = 0;
-
-static int mcs_groups_use_v4(void) {
-#if MCS_GROUPS_V4
-    static int have = -1;  /* asked once; every thread writes the same answer */
-    if (have < 0)
-        have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-    return have && !mcs_groups_v4_off;
-#else
-    return 0;
-#endif
-}
-
 static void mcs_group_scores_any(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                                  const ptrdiff_t *orow, ptrdiff_t n, const double *Vp,
                                  ptrdiff_t n_tiles, double *out, ptrdiff_t r) {
-#if MCS_GROUPS_V4
-    if (mcs_groups_use_v4()) {
+#if MCS_SIMD_X86
+    if (mcs_simd_v4()) {
         mcs_group_scores_v4(values, w, xrow, orow, n, Vp, n_tiles, out, r);
         return;
     }
@@ -345,8 +323,8 @@ static void mcs_group_scores_any(const double *values, ptrdiff_t w, const ptrdif
 static void mcs_group_grad_any(const double *values, ptrdiff_t w, const ptrdiff_t *xrow,
                                ptrdiff_t n, const double *Mp, ptrdiff_t n_tiles, double *G,
                                double *XT, ptrdiff_t span) {
-#if MCS_GROUPS_V4
-    if (mcs_groups_use_v4() && (xrow == NULL || span <= MCS_V4_GRAD_SPAN)) {
+#if MCS_SIMD_X86
+    if (mcs_simd_v4() && (xrow == NULL || span <= MCS_V4_GRAD_SPAN)) {
         mcs_group_grad_v4(values, w, xrow, n, Mp, n_tiles, G);
         return;
     }

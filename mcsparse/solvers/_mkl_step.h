@@ -4,26 +4,19 @@
  *
  *     up[j] += scale * k_row[j],   down[j] -= scale * k_row[j],   j < n.
  *
- * Vectorised for the machine it runs on (AVX-512, AVX2 or SSE2 clones chosen
- * at run time on x86-64 Linux with GCC, as in mcsparse/loss/_fast_exp.h;
- * the compiler's default vector width elsewhere). The product is not fused
- * into the additions (fp-contract off), so every clone gives the same numbers
+ * Vectorised for the machine it runs on (MCS_CLONES of mcsparse/utils/_simd.h:
+ * AVX-512, AVX2 or SSE2 on x86-64 Linux with GCC, the compiler's default
+ * vector width elsewhere). The product is not fused into the additions
+ * (MCS_EXACT_BEGIN), so every clone gives the same numbers
  * as the plain loop and as the NumPy twin's order of operations.
  */
 #include <stddef.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MCS_STEP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MCS_STEP_CLONES
-#endif
+#include "_simd.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
+MCS_EXACT_BEGIN
 
-MCS_STEP_CLONES
+MCS_CLONES
 static void mcs_move_rows_f32(const float *k_row, double scale, double *up, double *down,
                               ptrdiff_t n) {
     for (ptrdiff_t j = 0; j < n; j++) {
@@ -33,7 +26,7 @@ static void mcs_move_rows_f32(const float *k_row, double scale, double *up, doub
     }
 }
 
-MCS_STEP_CLONES
+MCS_CLONES
 static void mcs_move_rows_f64(const double *k_row, double scale, double *up, double *down,
                               ptrdiff_t n) {
     for (ptrdiff_t j = 0; j < n; j++) {
@@ -43,6 +36,4 @@ static void mcs_move_rows_f64(const double *k_row, double scale, double *up, dou
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
+MCS_EXACT_END

@@ -20,14 +20,13 @@ from scipy.linalg.cython_blas cimport dgemm
 import numpy as np
 
 from mcsparse.loss._multiclass_logistic_fast cimport rows_loss_grad
+from mcsparse.utils._simd cimport mcs_simd_switch
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 
 cdef extern from "_groups_kernel.h":
     enum: MCS_TILE
     enum: MCS_SUB
-    int mcs_groups_v4_off
-    int mcs_groups_use_v4() noexcept nogil
     void mcs_group_scores_any(const double* values, intp_t w, const intp_t* xrow,
                               const intp_t* orow, intp_t n, const double* Vp, intp_t n_tiles,
                               double* out, intp_t r) noexcept nogil
@@ -433,24 +432,13 @@ cdef _check_apart(tuple inputs, tuple outputs):
 def _groups_avx512(enable=None):
     """Whether the group products run their AVX-512 loops; ``enable=False`` stops them.
 
-    The AVX-512 and AVX2 loops give the same bits (the tests compare them);
-    switching is for the tests and benchmarks, not thread-safe while products run.
-
-    Parameters
-    ----------
-    enable : bool or None, default=None
-        None only asks; True or False switches them on (where the CPU has
-        AVX-512) or off.
-
-    Returns
-    -------
-    used : bool
-        Whether they run now.
+    The AVX-512 and AVX2 loops give the same bits (the tests compare them).
+    Switching is for the tests and benchmarks (``mcs_simd_switch`` of
+    mcsparse/utils/_simd.h): ``enable`` None only asks, True or False switches
+    the loops on (where the CPU has AVX-512) or off; returns whether they run
+    now. Not thread-safe while products run.
     """
-    global mcs_groups_v4_off
-    if enable is not None:
-        mcs_groups_v4_off = 0 if enable else 1
-    return bool(mcs_groups_use_v4())
+    return bool(mcs_simd_switch(-1 if enable is None else bool(enable)))
 
 
 cdef inline intp_t _n_tiles(intp_t r) noexcept nogil:
