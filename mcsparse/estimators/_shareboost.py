@@ -1,11 +1,13 @@
 """ShareBoostClassifier: the scikit-learn estimator around :mod:`mcsparse.solvers`."""
 
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import InvalidParameterError, RealNotInt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
@@ -15,11 +17,11 @@ from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, default_alpha, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
-from ..utils.validation import check_bool, check_int, check_real, check_verbose, shown
+from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin, shown
 from ..utils._dask import check_dask_matrix, check_dask_vector, is_dask_array
 from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, check_training_data,
                     check_training_targets, check_training_weights)
-from ._features import resolve_features
+from ._features import FEATURES_CONSTRAINTS, resolve_features
 
 
 def _same_candidates(fitted, refitted, X, ids):
@@ -153,8 +155,20 @@ def _chunk_candidates(X, family, ids, block_info=None):
                          f"to {where[1] - 1}): {exc}") from None
 
 
-class _BaseGreedy(ClassifierMixin, BaseEstimator):
+class _BaseGreedy(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """Parameter checks and data handling shared by the greedy classifiers."""
+
+    _parameter_constraints: dict = {
+        # the number of candidates bounds it: checked by resolve_rounds at fit
+        "n_features_to_select": [None, FiniteInterval(Integral), FiniteInterval(RealNotInt)],
+        "features": FEATURES_CONSTRAINTS,
+        "alpha": [StrChoices(["auto"]), FiniteInterval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "tol": [FiniteInterval(Real, 0, 1, closed="neither")],
+        "max_iter": [FiniteInterval(Integral, 1)],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -163,20 +177,6 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
 
     def _resolve_n_features_to_select(self, n_features, family):
         return resolve_rounds(self.n_features_to_select, n_features, family)
-
-    def _check_params(self):
-        if isinstance(self.alpha, str):
-            if self.alpha != "auto":
-                raise TypeError(f"alpha must be 'auto' or a float >= 0, got {self.alpha!r}")
-        else:
-            check_real(self.alpha, "alpha", low=0.0)
-        check_bool(self.fit_intercept, "fit_intercept")
-        check_real(self.tol, "tol", low=0.0, high=1.0, include_low=False, include_high=False)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_verbose(self.verbose)
-        callback = getattr(self, "callback", None)
-        if callback is not None and not callable(callback):
-            raise TypeError(f"callback must be callable or None, got {callback!r}")
 
     def _fit_candidates(self, X, y, sample_weight):
         """Validate the training data, set ``classes_``, fit ``features_``, set ``alpha_``.
@@ -192,13 +192,12 @@ class _BaseGreedy(ClassifierMixin, BaseEstimator):
         return X, y_idx, sample_weight
 
     def _validate_fit_data(self, X, y, sample_weight):
-        """Check the parameters and the training data; set ``classes_``.
+        """Check the training data (the parameters are checked); set ``classes_``.
 
         Returns ``(X, y_idx, sample_weight, weight_scale)``: the checked
         weights are the given ones divided by ``weight_scale``, which
         ``alpha="auto"`` multiplies back.
         """
-        self._check_params()
         X, y_idx, classes = check_training_data(self, X, y)
         given = sample_weight
         sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
@@ -514,25 +513,21 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     True
     """
 
-    def __init__(
-        self,
-        *,
-        n_features_to_select=None,
-        features="raw",
-        selection="gradient_l1",
-        alpha="auto",
-        penalty="fro",
-        beta=10.0,
-        fit_intercept=True,
-        tol=1e-4,
-        max_iter=200,
-        validation_fraction=None,
-        n_iter_no_change=None,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        callback=None,
-    ):
+    _parameter_constraints: dict = {
+        **_BaseGreedy._parameter_constraints,
+        "selection": [StrChoices(SELECTION_RULES)],
+        "penalty": [StrChoices(PENALTIES)],
+        "beta": [FiniteInterval(Real, 1, None, closed="left")],
+        "validation_fraction": [None, FiniteInterval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [None, FiniteInterval(Integral, 1)],
+        "warm_start": ["boolean"],
+        "callback": [None, callable],
+    }
+
+    def __init__(self, *, n_features_to_select=None, features="raw", selection="gradient_l1",
+                 alpha="auto", penalty="fro", beta=10.0, fit_intercept=True, tol=1e-4,
+                 max_iter=200, validation_fraction=None, n_iter_no_change=None,
+                 random_state=None, warm_start=False, verbose=0, callback=None):
         self.n_features_to_select = n_features_to_select
         self.features = features
         self.selection = selection
@@ -549,25 +544,15 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         self.verbose = verbose
         self.callback = callback
 
-    def _check_params(self):
-        super()._check_params()
-        for name, allowed in (("selection", SELECTION_RULES), ("penalty", PENALTIES)):
-            value = getattr(self, name)
-            if not isinstance(value, str) or value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        check_real(self.beta, "beta", low=1.0)
-        if self.validation_fraction is not None:
-            check_real(self.validation_fraction, "validation_fraction", low=0.0, high=1.0,
-                       include_low=False, include_high=False)
-        if self.n_iter_no_change is not None:
-            check_int(self.n_iter_no_change, "n_iter_no_change", low=1)
-            if self.validation_fraction is None:
-                raise ValueError(
-                    "n_iter_no_change needs validation_fraction: early stopping "
-                    "watches the loss on a held-out part of the training data"
-                )
-        check_bool(self.warm_start, "warm_start")
+    def _validate_params(self):
+        super()._validate_params()
+        if self.n_iter_no_change is not None and self.validation_fraction is None:
+            raise InvalidParameterError(
+                "n_iter_no_change needs validation_fraction: early stopping "
+                "watches the loss on a held-out part of the training data"
+            )
 
+    @_fit_context(prefer_skip_nested_validation=False)  # features may be an estimator
     def fit(self, X, y, sample_weight=None):
         """Run ShareBoost for ``n_features_to_select`` rounds.
 
@@ -651,7 +636,6 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
 
     def _fit_dask(self, X, y, sample_weight):
         """``fit`` on a dask array: the candidate scan on the workers, the refit here."""
-        self._check_params()
         for name, value, default in (("warm_start", self.warm_start, False),
                                      ("validation_fraction", self.validation_fraction, None),
                                      ("selection", self.selection, "gradient_l1")):
