@@ -28,7 +28,8 @@ from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin,
 from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, _softmax,
                     _to_decision)
 from ._features import resolve_features
-from ._shareboost import ShareBoostClassifier, resolve_rounds
+from ._greedy import resolve_rounds
+from ._shareboost import ShareBoostClassifier
 
 #: The choices of ``rule``.
 RULES = ("min", "1se")
