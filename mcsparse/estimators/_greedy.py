@@ -11,7 +11,7 @@ from ..features._base import fit_features
 from ..solvers import default_alpha
 from ..utils._dask import check_dask_matrix, is_dask_array
 from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin
-from ._base import check_training_data, check_training_weights
+from ._base import SparseInputMixin, check_training_data, check_training_weights
 from ._features import FEATURES_CONSTRAINTS, resolve_features
 
 
@@ -64,7 +64,7 @@ def _chunk_candidates(X, family, ids, block_info=None):
                          f"to {where[1] - 1}): {exc}") from None
 
 
-class _BaseGreedy(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
+class _BaseGreedy(SparseInputMixin, ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """Parameter checks and data handling shared by the greedy classifiers."""
 
     _parameter_constraints: dict = {
@@ -89,11 +89,6 @@ class _BaseGreedy(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.verbose = verbose
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def _resolve_n_features_to_select(self, n_features, family):
         return resolve_rounds(self.n_features_to_select, n_features, family)

@@ -14,7 +14,8 @@ from ..solvers._mixed_norm import debias as debias_refit
 from ..solvers._mixed_norm_adelie import SOLVERS, check_solver
 from ..utils.validation import (FiniteInterval, StrChoices, ValidatedParamsMixin,
                                 validate_parameters)
-from ._base import ProbaMixin, ScoresMixin, check_training_data, check_training_weights
+from ._base import (ProbaMixin, ScoresMixin, SparseInputMixin, check_training_data,
+                    check_training_weights)
 
 
 def _warn_debias(status, max_iter):
@@ -35,8 +36,8 @@ def _warn_debias(status, max_iter):
         )
 
 
-class MixedNormClassifier(ProbaMixin, ScoresMixin, ValidatedParamsMixin, ClassifierMixin,
-                          BaseEstimator):
+class MixedNormClassifier(ProbaMixin, ScoresMixin, SparseInputMixin, ValidatedParamsMixin,
+                          ClassifierMixin, BaseEstimator):
     r"""Multiclass linear classifier with a mixed-norm (group-lasso) penalty.
 
     The convex baseline of ShareBoost [SWS2011]_ (eq. 5, Fig. 3): the margin
@@ -167,11 +168,6 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ValidatedParamsMixin, Classif
         self.debias = debias
         self.solver = solver
         self.verbose = verbose
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def _validate_params(self):
         super()._validate_params()

@@ -25,8 +25,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..features._base import fit_features
 from ..utils._dask import is_dask_array
 from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin, check_real
-from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, _softmax,
-                    _to_decision)
+from ._base import (ProbaMixin, ScoresMixin, SparseInputMixin, StagedMixin, StagedProbaMixin,
+                    _softmax, _to_decision)
 from ._features import resolve_features
 from ._greedy import resolve_rounds
 from ._shareboost import ShareBoostClassifier
@@ -158,7 +158,8 @@ def _choose(mean, std, n_splits, rule):
 
 
 class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixin,
-                             ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
+                             SparseInputMixin, ValidatedParamsMixin, ClassifierMixin,
+                             BaseEstimator):
     r"""ShareBoost with ``alpha`` and the number of features chosen by cross-validation.
 
     For each fold of ``cv`` and each value of ``alphas``, one ShareBoost path
@@ -345,11 +346,6 @@ class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMi
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def _base(self):
         """The unfitted ShareBoostClassifier of every path, without alpha and rounds."""

@@ -1,4 +1,4 @@
-"""Validation helpers: what scikit-learn's lacks, in thin layers over it.
+"""Validation helpers: what scikit-learn lacks, in thin layers over it.
 
 The estimators declare scikit-learn's ``_parameter_constraints`` and run
 them through ``_fit_context``; :class:`FiniteInterval` (NaN, infinity and
@@ -114,7 +114,8 @@ class FiniteInterval(Interval):
     def is_satisfied_by(self, val):
         return self.violation(val) is None
 
-    def _is_of_type(self, val):
+    def accepts_type(self, val):
+        """Whether ``val`` is a number of the interval's type (bools are not)."""
         if isinstance(val, (bool, np.bool_)):
             return False
         if self.type is numbers.Integral:
@@ -129,7 +130,7 @@ class FiniteInterval(Interval):
         The reason completes "<name> must be ...": "an integer, got 2.5",
         "finite, got nan", ">= 0, got -1.0".
         """
-        if not self._is_of_type(val):
+        if not self.accepts_type(val):
             what = "an integer" if self.type is numbers.Integral else "a real number"
             return TypeError, f"{what}, got {shown(val)}"
         if self.type is numbers.Integral:
@@ -192,9 +193,9 @@ def _describe(constraint):
     """What a constraint accepts, in the words of the messages."""
     words = {_NoneConstraint: "None", _Callables: "a callable", _Booleans: "a bool",
              _ArrayLikes: "an array-like", _VerboseHelper: "an int >= 0 or a bool",
-             _RandomStates: "an int in [0, 2**32 - 1], a RandomState instance",
+             _RandomStates: "an int in [0, 2**32 - 1], a RandomState instance or None",
              _CVObjects: ("an int >= 2, a cross-validation splitter, an iterable of "
-                          "(train, test) index arrays")}
+                          "(train, test) index arrays or None")}
     if type(constraint) in words:
         return words[type(constraint)]
     if isinstance(constraint, HasMethods):
@@ -244,7 +245,7 @@ def validate_parameters(parameter_constraints, params):
             continue
         shown_constraints = [c for c in constraints if not c.hidden]
         typed = [c for c in shown_constraints
-                 if isinstance(c, FiniteInterval) and c._is_of_type(value)]
+                 if isinstance(c, FiniteInterval) and c.accepts_type(value)]
         if len(shown_constraints) == 1 and isinstance(shown_constraints[0], FiniteInterval):
             typed = shown_constraints
         if len(typed) == 1:  # a number of the right type: which bound it crossed
