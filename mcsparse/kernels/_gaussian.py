@@ -618,15 +618,13 @@ def _tail_sums(gram_stack, zetas, method, check_kernels):
 
 
 #: Tail sums remembered (training data, bank, zetas) by ``memory="in_process"``:
-#: a search over ``C``, ``q``, ``beta`` or ``final`` fits every candidate on
-#: the same folds, and the eigenvalues are the costly part of a Conv- or
-#: SMSD-MKL fit.
+#: a search fits every candidate on the same folds, and the eigenvalues are
+#: the costly part of a Conv- or SMSD-MKL fit.
 _TAIL_SUMS_REMEMBERED = 32
 _tail_sums_memo = OrderedDict()
 _tail_sums_lock = threading.Lock()
 
-#: The ``memory`` that keeps the last tail sums in this process
-#: (:data:`_TAIL_SUMS_REMEMBERED` of them, :func:`forget_tail_sums`).
+#: The ``memory`` that keeps the last tail sums in this process.
 IN_PROCESS = "in_process"
 
 
@@ -650,27 +648,13 @@ def _stack_tail_sums(gram, X, bandwidths, dtype, zetas):
 def _remembered_tail_sums(gram, zetas, X, bandwidths, memory=IN_PROCESS):
     """``tail_sums(gram, zetas)`` of ``gram = gaussian_kernel_stack(X, bandwidths)``, cached.
 
-    Parameters
-    ----------
-    gram : ndarray of shape (n_kernels, n_samples, n_samples)
-        The stack; not read on a cache hit.
-    zetas : sequence of int
-        Checked values of ``zeta``.
-    X : ndarray of shape (n_samples, n_features)
-        The training samples of the stack.
-    bandwidths : ndarray of shape (n_kernels,)
-        Its bank.
-    memory : "in_process", None, str or object with the joblib.Memory interface, \
-default="in_process"
-        ``"in_process"``: the last :data:`_TAIL_SUMS_REMEMBERED` results of
-        this process, keyed by a digest of ``X`` (:func:`_data_key`); None:
-        computed every time; a path or a ``joblib.Memory``: joblib's cache
-        (scikit-learn's ``check_memory``), keyed by ``X``, ``bandwidths``,
-        the stack's dtype and ``zetas``.
-
-    Returns
-    -------
-    r : ndarray of shape (len(zetas), n_kernels)
+    ``memory`` is the MKL estimators' parameter: ``"in_process"``, the last
+    :data:`_TAIL_SUMS_REMEMBERED` results of this process keyed by a digest
+    of ``X`` (:func:`_data_key`); None, no cache; a path or a
+    ``joblib.Memory`` (scikit-learn's ``check_memory``), joblib's cache
+    keyed by ``X``, ``bandwidths``, the stack's dtype and ``zetas``. The
+    stack is not read on a hit. Returns an array of shape (len(zetas),
+    n_kernels).
     """
     zetas = tuple(int(z) for z in zetas)
     if not (isinstance(memory, str) and memory == IN_PROCESS):
