@@ -619,6 +619,35 @@ def test_tail_sums_are_computed_once_per_training_set_and_bank(monkeypatch):
     assert len(calls) == before + 1  # forgotten: computed again
 
 
+@pytest.mark.parametrize("Est", [ConvMKLClassifier, SMSDMKLClassifier])
+def test_memory_none_computes_and_a_joblib_cache_is_shared(Est, monkeypatch, tmp_path):
+    """memory=None: the tail sums every fit; a joblib cache (a path or a Memory): once
+    for every estimator that uses it, even after the in-process memo is forgotten."""
+    import joblib
+
+    import mcsparse.kernels._gaussian as mkl_module
+    from mcsparse.kernels import forget_tail_sums
+
+    X, y = load_iris(return_X_y=True)
+    X = X + 2e-3 * np.arange(4)  # data no other test fits
+    calls = []
+    original = mkl_module._tail_sums
+    monkeypatch.setattr(mkl_module, "_tail_sums",
+                        lambda gram, *a, **k: calls.append(1) or original(gram, *a, **k))
+    forget_tail_sums()
+    fits = [Est(C=C, max_iter=2, random_state=0, memory=None).fit(X, y) for C in (1, 10)]
+    assert len(calls) == 2 and forget_tail_sums() == 0  # nothing kept
+    for memory in (str(tmp_path), joblib.Memory(str(tmp_path), verbose=0)):
+        forget_tail_sums()
+        cached = Est(C=10, max_iter=2, random_state=0, memory=memory).fit(X, y)
+        np.testing.assert_array_equal(cached.tail_sums_, fits[0].tail_sums_)
+        np.testing.assert_array_equal(cached.predict(X), fits[1].predict(X))
+    assert len(calls) == 3  # computed by the first, read from disk by the second
+    with pytest.raises(TypeError, match="memory must be None, a str or an object with "
+                                        "the methods cache, got 3"):
+        Est(memory=3).fit(X, y)
+
+
 @pytest.mark.parametrize("Est, final", [(UFOMKLClassifier, "last_iterate"),
                                         (ConvMKLClassifier, "svc"),
                                         (SMSDMKLClassifier, "svc")])

@@ -85,6 +85,15 @@ def _to_decision(scores):
     return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
 
+class SparseInputMixin:
+    """scikit-learn's input tags of an estimator that takes sparse matrices."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
 class ScoresMixin:
     """``decision_function`` and ``predict`` from ``_scores``."""
 

@@ -1,16 +1,18 @@
 """JointBoostClassifier: the scikit-learn estimator around :mod:`mcsparse.solvers`."""
 
+from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._jointboost import jointboost
-from ..utils.validation import check_int, check_verbose
+from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin
 from ._base import ScoresMixin, StagedMixin, check_training_data
 
 
-class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstimator):
+class JointBoostClassifier(StagedMixin, ScoresMixin, ValidatedParamsMixin, ClassifierMixin,
+                           BaseEstimator):
     r"""JointBoost: GentleBoost with regression stumps shared by class subsets.
 
     The baseline of [SWS2011]_ Fig. 3 (bottom). Each round adds one
@@ -125,20 +127,18 @@ class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstima
     True
     """
 
+    _parameter_constraints: dict = {
+        "n_estimators": [FiniteInterval(Integral, 1)],
+        "subset_search": [StrChoices(["greedy", "exhaustive"])],
+        "verbose": ["verbose"],
+    }
+
     def __init__(self, *, n_estimators=100, subset_search="greedy", verbose=0):
         self.n_estimators = n_estimators
         self.subset_search = subset_search
         self.verbose = verbose
 
-    def _check_params(self):
-        check_int(self.n_estimators, "n_estimators", low=1)
-        if self.subset_search not in ("greedy", "exhaustive"):
-            raise ValueError(
-                "subset_search must be 'greedy' or 'exhaustive', "
-                f"got {self.subset_search!r}"
-            )
-        check_verbose(self.verbose)
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Run JointBoost for ``n_estimators`` rounds.
 
@@ -164,7 +164,6 @@ class JointBoostClassifier(StagedMixin, ScoresMixin, ClassifierMixin, BaseEstima
         TypeError
             If ``X`` is sparse, or ``n_estimators`` is not an int.
         """
-        self._check_params()
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
         path = jointboost(
             X, y_idx,

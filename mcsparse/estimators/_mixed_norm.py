@@ -1,18 +1,21 @@
 """MixedNormClassifier: the l1/l2 (group-lasso) or l1/linf baseline of [SWS2011]."""
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers._mixed_norm import PENALTIES, mixed_norm_path
 from ..solvers._mixed_norm import debias as debias_refit
-from ..solvers._mixed_norm_adelie import check_solver
-from ..utils.validation import check_bool, check_int, check_real, check_verbose
-from ._base import ProbaMixin, ScoresMixin, check_training_data, check_training_weights
+from ..solvers._mixed_norm_adelie import SOLVERS, check_solver
+from ..utils.validation import (FiniteInterval, StrChoices, ValidatedParamsMixin,
+                                validate_parameters)
+from ._base import (ProbaMixin, ScoresMixin, SparseInputMixin, check_training_data,
+                    check_training_weights)
 
 
 def _warn_debias(status, max_iter):
@@ -33,7 +36,8 @@ def _warn_debias(status, max_iter):
         )
 
 
-class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimator):
+class MixedNormClassifier(ProbaMixin, ScoresMixin, SparseInputMixin, ValidatedParamsMixin,
+                          ClassifierMixin, BaseEstimator):
     r"""Multiclass linear classifier with a mixed-norm (group-lasso) penalty.
 
     The convex baseline of ShareBoost [SWS2011]_ (eq. 5, Fig. 3): the margin
@@ -143,18 +147,19 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
     True
     """
 
-    def __init__(
-        self,
-        *,
-        alpha=0.01,
-        penalty="l1/l2",
-        fit_intercept=True,
-        tol=1e-4,
-        max_iter=1000,
-        debias=False,
-        solver="fista",
-        verbose=0,
-    ):
+    _parameter_constraints: dict = {
+        "alpha": [FiniteInterval(Real, 0, None, closed="neither")],
+        "penalty": [StrChoices(PENALTIES)],
+        "fit_intercept": ["boolean"],
+        "tol": [FiniteInterval(Real, 0, None, closed="neither")],
+        "max_iter": [FiniteInterval(Integral, 1)],
+        "debias": ["boolean"],
+        "solver": [StrChoices(SOLVERS)],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, *, alpha=0.01, penalty="l1/l2", fit_intercept=True, tol=1e-4,
+                 max_iter=1000, debias=False, solver="fista", verbose=0):
         self.alpha = alpha
         self.penalty = penalty
         self.fit_intercept = fit_intercept
@@ -164,21 +169,9 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         self.solver = solver
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def _check_params(self):
-        check_real(self.alpha, "alpha", low=0.0, include_low=False)
-        if not isinstance(self.penalty, str) or self.penalty not in PENALTIES:
-            raise ValueError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
-        check_bool(self.fit_intercept, "fit_intercept")
-        check_bool(self.debias, "debias")
-        check_solver(self.solver, self.penalty)
-        check_real(self.tol, "tol", low=0.0, include_low=False)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_verbose(self.verbose)
+    def _validate_params(self):
+        super()._validate_params()
+        check_solver(self.solver, self.penalty)  # adelie: l1/l2 only
 
     def _validate_fit_data(self, X, y, sample_weight):
         X, y_idx, classes = check_training_data(self, X, y)
@@ -202,6 +195,7 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
             self.intercept_ = b.copy()
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the penalised model (and refit its support when ``debias``).
 
@@ -233,7 +227,6 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         ImportError
             If ``solver="adelie"`` and adelie is not installed.
         """
-        self._check_params()
         X, y_idx, classes, sample_weight = self._validate_fit_data(X, y, sample_weight)
         k = classes.shape[0]
         alpha = float(self.alpha)
@@ -268,6 +261,12 @@ class MixedNormClassifier(ProbaMixin, ScoresMixin, ClassifierMixin, BaseEstimato
         if sp.issparse(X_sel):
             X_sel = X_sel.toarray()
         return np.asarray(X_sel, dtype=np.float64) @ self._W[:, cols].T + self._b
+
+
+#: The constraints of the parameters of :func:`mixed_norm_classifier_path` that
+#: are not :class:`MixedNormClassifier`'s (``alphas`` is checked in it).
+_PATH_CONSTRAINTS = {"n_alphas": [FiniteInterval(Integral, 1)],
+                     "alpha_min_ratio": [FiniteInterval(Real, 0, 1, closed="neither")]}
 
 
 def mixed_norm_classifier_path(
@@ -347,10 +346,9 @@ def mixed_norm_classifier_path(
     base = MixedNormClassifier(penalty=penalty, fit_intercept=fit_intercept, tol=tol,
                                max_iter=max_iter, debias=debias, solver=solver,
                                verbose=verbose)
-    base._check_params()
-    check_int(n_alphas, "n_alphas", low=1)
-    check_real(alpha_min_ratio, "alpha_min_ratio", low=0.0, high=1.0, include_low=False,
-               include_high=False)
+    base._validate_params()
+    validate_parameters(_PATH_CONSTRAINTS, dict(n_alphas=n_alphas,
+                                                alpha_min_ratio=alpha_min_ratio))
     if alphas is not None:
         alphas = np.asarray(alphas, dtype=np.float64).ravel()
         if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):

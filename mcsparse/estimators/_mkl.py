@@ -9,27 +9,30 @@ example to cross-validate without recomputing kernels), call the solver
 directly.
 
 The tail sums (eigenvalues, the costly part of a Conv- or SMSD-MKL fit)
-are remembered for the last 32 (training samples, bank, ``zeta``): a
-search over ``C``, ``q``, ``beta`` or ``final`` computes them once per
-fold (:func:`mcsparse.kernels.forget_tail_sums`).
+are cached by the ``memory`` parameter: by default the last 32 (training
+samples, bank, ``zeta``) of this process, so that a search over ``C``,
+``q``, ``beta`` or ``final`` computes them once per fold
+(:func:`mcsparse.kernels.forget_tail_sums`); a joblib cache, or none.
 """
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import conv_kernel_scale, gaussian_kernel_stack
-from ..kernels._gaussian import _check_bandwidths, _remembered_tail_sums
-from ..solvers._mkl import multiclass_mkl
-from ..utils.validation import check_int
+from ..kernels._gaussian import IN_PROCESS, _check_bandwidths, _remembered_tail_sums
+from ..solvers._mkl import _MAX_SCALE, multiclass_mkl
+from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin
 from ._base import ScoresMixin, check_training_data
 
 
 def _check_zeta(zeta, n_samples):
-    zeta = check_int(zeta, "zeta", low=0)
+    """``zeta`` (a checked int >= 0) against the number of training samples."""
     if zeta >= n_samples:
         raise ValueError(f"zeta={zeta} must be smaller than the number of training "
                          f"samples ({n_samples})")
@@ -50,13 +53,11 @@ def _warn_vanishing_tail_sums(estimator, r, traces, limit, effect):
 
 _FINALS = ("last_iterate", "svc")
 
-
-def _check_final(final):
-    if not isinstance(final, str):
-        raise TypeError(f"final must be one of {_FINALS}, got {type(final).__name__}")
-    if final not in _FINALS:
-        raise ValueError(f"final must be one of {_FINALS}, got {final!a}")
-    return final
+#: The constraints of the parameters of the tail-sum methods (Conv-, SMSD-MKL).
+_TAIL_SUM_CONSTRAINTS = {
+    "zeta": [FiniteInterval(Integral, 0)],  # below n_samples: checked at fit
+    "memory": [None, str, HasMethods(["cache"])],
+}
 
 
 def _traces(gram):
@@ -77,17 +78,44 @@ def _combined_gram(gram, weights):
     return out
 
 
-class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
-    """Shared fit and prediction of the three MKL estimators."""
+class _BaseMKLClassifier(ScoresMixin, ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
+    """Shared parameters, fit and prediction of the three MKL estimators."""
+
+    _parameter_constraints: dict = {
+        "C": [FiniteInterval(Real, 1.0 / _MAX_SCALE, _MAX_SCALE)],
+        # a name, a scalar or an array: checked by _check_bandwidths at fit
+        "bandwidths": [None, str, "array-like", Real],
+        "q": [None, FiniteInterval(Real, 1, None, closed="neither")],
+        "max_iter": [FiniteInterval(Integral, 1)],
+        "tol": [None, FiniteInterval(Real, 0, None, closed="left")],
+        "n_iter_no_change": [FiniteInterval(Integral, 1)],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "final": [StrChoices(_FINALS)],
+    }
+
+    def __init__(self, *, C=1.0, bandwidths="scale", q=None, max_iter=100, tol=1e-3,
+                 n_iter_no_change=10, random_state=None, verbose=0, final="last_iterate"):
+        self.C = C
+        self.bandwidths = bandwidths
+        self.q = q
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
+        self.final = final
 
     def _tail_terms(self, gram, X, bandwidths):
         """(r_m, kernel_scale, the solver's tail_sums, beta); None where unused.
 
         ``gram`` is the stack of ``X`` and ``bandwidths``, by which its tail
-        sums are remembered (:func:`mcsparse.kernels._gaussian._remembered_tail_sums`).
+        sums are cached in ``memory``
+        (:func:`mcsparse.kernels._gaussian._remembered_tail_sums`).
         """
         return None, None, None, 0.0
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model on Gaussian base kernels of the training samples.
 
@@ -122,7 +150,6 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
             distinct training points.
         """
         X, y_idx, classes = check_training_data(self, X, y, accept_sparse=False)
-        final = _check_final(self.final)
         # the fitted attributes are set only once everything has succeeded: a
         # failed refit must not leave a mix of the old model and the new data
         bandwidths = _check_bandwidths(self.bandwidths, X)
@@ -132,9 +159,9 @@ class _BaseMKLClassifier(ScoresMixin, ClassifierMixin, BaseEstimator):
                              tail_sums=penalty_sums, kernel_scale=scale,
                              max_iter=self.max_iter, tol=self.tol,
                              n_iter_no_change=self.n_iter_no_change,
-                             random_state=self.random_state, verbose=self.verbose,
+                             random_state=self.random_state, verbose=int(self.verbose),
                              check_input=False)
-        svc = self._final_svc(gram, y_idx, fit.kernel_weights) if final == "svc" else None
+        svc = self._final_svc(gram, y_idx, fit.kernel_weights) if self.final == "svc" else None
         del gram
         self.classes_ = classes
         self.bandwidths_ = bandwidths
@@ -247,6 +274,19 @@ _ZETA_DOC = """
         Number of leading eigenvalues left out of the tail sum, ``0 <= zeta <
         n_samples`` (paper grid ``2, 4, 8, 16``)."""
 
+_MEMORY_DOC = """
+    memory : "in_process", None, str or object with the joblib.Memory interface, \
+default="in_process"
+        Where the tail sums (the eigenvalues, the costly part of a fit) are
+        cached, keyed by the training samples, the bank and ``zeta``.
+        ``"in_process"``: the last 32 of this process (a search over ``C``,
+        ``q``, ``beta`` or ``final`` computes them once per fold;
+        :func:`mcsparse.kernels.forget_tail_sums` forgets them; each worker
+        process of a parallel search keeps its own). None: no caching. Any
+        other string is the path of a joblib cache directory, shared by
+        processes and kept across sessions; or a ``joblib.Memory``, as
+        scikit-learn's ``Pipeline`` takes it."""
+
 _LYL2018_REF = """
     .. [LYL2018] J. Li, Y. Liu, R. Yin, H. Zhang, L. Ding, W. Wang,
        "Multi-Class Learning: From
@@ -345,18 +385,6 @@ class UFOMKLClassifier(_BaseMKLClassifier):
     (9,)
     """
 
-    def __init__(self, *, C=1.0, bandwidths="scale", q=None, max_iter=100,
-                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0,
-                 final="last_iterate"):
-        self.C = C
-        self.bandwidths = bandwidths
-        self.q = q
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.random_state = random_state
-        self.verbose = verbose
-        self.final = final
 
 
 class ConvMKLClassifier(_BaseMKLClassifier):
@@ -377,7 +405,7 @@ class ConvMKLClassifier(_BaseMKLClassifier):
         leading (smoothest) directions beyond unit scale; a near-constant
         wide kernel then keeps its scale instead of taking the weight.
         ``"floor"``: the trace floor only, Algorithm 1 as the paper states
-        it (with the floor).{_params_doc("svc")}
+        it (with the floor).{_MEMORY_DOC}{_params_doc("svc")}
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -400,37 +428,31 @@ class ConvMKLClassifier(_BaseMKLClassifier):
     (9,)
     """
 
-    def __init__(self, *, zeta=4, tail_sum_floor=1e-2, tail_sum_guard="spectral", C=1.0,
-                 bandwidths="scale", q=None, max_iter=100, tol=1e-3, n_iter_no_change=10,
-                 random_state=None, verbose=0, final="svc"):
-        self.zeta = zeta
-        self.tail_sum_floor = tail_sum_floor
-        self.tail_sum_guard = tail_sum_guard
-        self.C = C
-        self.bandwidths = bandwidths
-        self.q = q
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.random_state = random_state
-        self.verbose = verbose
-        self.final = final
+    _parameter_constraints: dict = {
+        **_BaseMKLClassifier._parameter_constraints, **_TAIL_SUM_CONSTRAINTS,
+        "tail_sum_floor": [FiniteInterval(Real, 0, 1, closed="right")],
+        "tail_sum_guard": [StrChoices(["spectral", "floor"])],
+    }
+
+    def __init__(self, *, zeta=4, tail_sum_floor=1e-2, tail_sum_guard="spectral",
+                 memory=IN_PROCESS, C=1.0, bandwidths="scale", q=None, max_iter=100,
+                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0, final="svc"):
+        self.zeta, self.memory = zeta, memory
+        self.tail_sum_floor, self.tail_sum_guard = tail_sum_floor, tail_sum_guard
+        super().__init__(C=C, bandwidths=bandwidths, q=q, max_iter=max_iter, tol=tol,
+                         n_iter_no_change=n_iter_no_change, random_state=random_state,
+                         verbose=verbose, final=final)
 
     def _tail_terms(self, gram, X, bandwidths):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        if not isinstance(self.tail_sum_guard, str):
-            raise TypeError(f"tail_sum_guard must be 'spectral' or 'floor', got "
-                            f"{type(self.tail_sum_guard).__name__}")
-        if self.tail_sum_guard not in ("spectral", "floor"):
-            raise ValueError(f"tail_sum_guard must be 'spectral' or 'floor', got "
-                             f"{self.tail_sum_guard!a}")
         traces = _traces(gram)
         if self.tail_sum_guard == "spectral":
             # lambda_1 from the same eigenvalues as the tail sum (max(zeta, 1) of them)
-            r1, r = _remembered_tail_sums(gram, [1, zeta], X, bandwidths)
+            r1, r = _remembered_tail_sums(gram, [1, zeta], X, bandwidths, self.memory)
             largest = traces - r1
         else:
-            r, largest = _remembered_tail_sums(gram, [zeta], X, bandwidths)[0], None
+            r = _remembered_tail_sums(gram, [zeta], X, bandwidths, self.memory)[0]
+            largest = None
         scale = conv_kernel_scale(r, traces, self.tail_sum_floor,
                                   largest_eigenvalues=largest)
         _warn_vanishing_tail_sums(
@@ -459,7 +481,8 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     Parameters
     ----------{_ZETA_DOC}
     beta : float, default=1e-3
-        Weight ``>= 0`` of the penalty (paper grid ``10^-4 .. 10``).{_params_doc("svc")}
+        Weight ``>= 0`` of the penalty (paper grid ``10^-4 ..
+        10``).{_MEMORY_DOC}{_params_doc("svc")}
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -482,24 +505,22 @@ class SMSDMKLClassifier(_BaseMKLClassifier):
     np.float64(1.0)
     """
 
-    def __init__(self, *, zeta=4, beta=1e-3, C=1.0, bandwidths="scale", q=None, max_iter=100,
-                 tol=1e-3, n_iter_no_change=10, random_state=None, verbose=0,
-                 final="svc"):
-        self.zeta = zeta
-        self.beta = beta
-        self.C = C
-        self.bandwidths = bandwidths
-        self.q = q
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.random_state = random_state
-        self.verbose = verbose
-        self.final = final
+    _parameter_constraints: dict = {
+        **_BaseMKLClassifier._parameter_constraints, **_TAIL_SUM_CONSTRAINTS,
+        "beta": [FiniteInterval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, zeta=4, beta=1e-3, memory=IN_PROCESS, C=1.0, bandwidths="scale",
+                 q=None, max_iter=100, tol=1e-3, n_iter_no_change=10, random_state=None,
+                 verbose=0, final="svc"):
+        self.zeta, self.beta, self.memory = zeta, beta, memory
+        super().__init__(C=C, bandwidths=bandwidths, q=q, max_iter=max_iter, tol=tol,
+                         n_iter_no_change=n_iter_no_change, random_state=random_state,
+                         verbose=verbose, final=final)
 
     def _tail_terms(self, gram, X, bandwidths):
         zeta = _check_zeta(self.zeta, gram.shape[1])
-        r = _remembered_tail_sums(gram, [zeta], X, bandwidths)[0]
+        r = _remembered_tail_sums(gram, [zeta], X, bandwidths, self.memory)[0]
         _warn_vanishing_tail_sums(
             self, r, _traces(gram), 1e-10,
             "they are zero to rounding, so the penalty beta sum_m r_m ||w_m|| vanishes "

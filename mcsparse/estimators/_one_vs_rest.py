@@ -1,6 +1,7 @@
 """One-vs-rest greedy selection: the baseline of Fig. 2 of [SWS2011]."""
 
 import numpy as np
+from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import RawFeatures
@@ -8,7 +9,7 @@ from ..loss import BinaryLogisticLoss
 from ..solvers import shareboost_path
 from ..utils.validation import shown
 from ._base import ProbaMixin, ScoresMixin, StagedMixin
-from ._shareboost import _BaseGreedy
+from ._greedy import _BaseGreedy
 
 
 class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreedy):
@@ -120,27 +121,9 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
     True
     """
 
-    def __init__(
-        self,
-        *,
-        n_features_to_select=None,
-        features="raw",
-        alpha="auto",
-        fit_intercept=True,
-        tol=1e-4,
-        max_iter=200,
-        verbose=0,
-        random_state=None,
-    ):
-        self.n_features_to_select = n_features_to_select
-        self.features = features
-        self.random_state = random_state
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.max_iter = max_iter
-        self.verbose = verbose
+    # __init__: _BaseGreedy's, whose parameters are all of this estimator's
 
+    @_fit_context(prefer_skip_nested_validation=False)  # features may be an estimator
     def fit(self, X, y, sample_weight=None):
         """Run the greedy selection of every binary problem.
 

@@ -1,25 +1,27 @@
 """ShareBoostClassifier: the scikit-learn estimator around :mod:`mcsparse.solvers`."""
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.validation import check_is_fitted
 
 from ..features import RawFeatures
 from ..features._base import fit_features
 from ..features._dask import DaskCandidates
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
-from ..solvers import ShareBoostPath, default_alpha, shareboost_path
+from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
-from ..utils.validation import check_bool, check_int, check_real, check_verbose, shown
+from ..utils.validation import FiniteInterval, StrChoices, shown
 from ..utils._dask import check_dask_matrix, check_dask_vector, is_dask_array
-from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, check_training_data,
+from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin,
                     check_training_targets, check_training_weights)
 from ._features import resolve_features
+from ._greedy import _BaseGreedy, _weight_scale
 
 
 def _same_candidates(fitted, refitted, X, ids):
@@ -90,154 +92,11 @@ def _split(X, y_idx, sample_weight, mask, n_classes):
     return parts[0], parts[1]
 
 
-def resolve_rounds(n, n_features, family, name="n_features_to_select"):
-    """The number of rounds that ``n`` (None, an int or a fraction) asks of ``family``.
-
-    None is half of ``n_features`` (at least 1, at most the candidates), a
-    float in (0, 1] that fraction of the candidates.
-
-    Raises
-    ------
-    ValueError
-        If the family has no candidate, or ``n`` is out of range.
-    TypeError
-        If ``n`` is of another type.
-    """
-    n_candidates = family.n_candidates_
-    if n_candidates < 1:
-        raise ValueError(
-            f"{type(family).__name__} has no candidate features on "
-            "this training data (e.g. every feature is constant)"
-        )
-    if n is None:
-        return min(n_candidates, max(1, n_features // 2))
-    if isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)):
-        if not 1 <= n <= n_candidates:
-            raise ValueError(
-                f"{name} must be in [1, number of candidates="
-                f"{n_candidates}], got {n}"
-            )
-        return int(n)
-    if isinstance(n, numbers.Real) and not isinstance(n, (bool, np.bool_)):
-        if not 0 < n <= 1:
-            raise ValueError(
-                f"{name} as a float is a fraction of the "
-                f"candidates and must be in (0, 1], got {n}"
-            )
-        return max(1, int(n * n_candidates))
-    raise TypeError(f"{name} must be None, an int or a float, got {type(n).__name__}")
-
-
-def _weight_scale(sample_weight):
-    """The largest of validated weights as given: the checked weights times it are them."""
-    return 1.0 if sample_weight is None else float(np.max(np.asarray(sample_weight,
-                                                                     dtype=np.float64)))
-
-
 def _candidate_names(family, ids, input_features):
     """``family.candidate_names`` (a family outside mcsparse may lack it)."""
     if hasattr(family, "candidate_names"):
         return family.candidate_names(ids, input_features)
     return np.array([f"candidate {j}" for j in ids], dtype=object)
-
-
-def _chunk_candidates(X, family, ids, block_info=None):
-    """Candidates ``ids`` on one chunk of a dask array; errors name the chunk."""
-    try:
-        return family.transform_candidates(X, ids)
-    except ValueError as exc:
-        where = block_info[0]["array-location"][0] if block_info else None
-        if where is None:
-            raise
-        raise ValueError(f"X chunk {block_info[0]['chunk-location'][0]} (rows {where[0]} "
-                         f"to {where[1] - 1}): {exc}") from None
-
-
-class _BaseGreedy(ClassifierMixin, BaseEstimator):
-    """Parameter checks and data handling shared by the greedy classifiers."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def _resolve_n_features_to_select(self, n_features, family):
-        return resolve_rounds(self.n_features_to_select, n_features, family)
-
-    def _check_params(self):
-        if isinstance(self.alpha, str):
-            if self.alpha != "auto":
-                raise TypeError(f"alpha must be 'auto' or a float >= 0, got {self.alpha!r}")
-        else:
-            check_real(self.alpha, "alpha", low=0.0)
-        check_bool(self.fit_intercept, "fit_intercept")
-        check_real(self.tol, "tol", low=0.0, high=1.0, include_low=False, include_high=False)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_verbose(self.verbose)
-        callback = getattr(self, "callback", None)
-        if callback is not None and not callable(callback):
-            raise TypeError(f"callback must be callable or None, got {callback!r}")
-
-    def _fit_candidates(self, X, y, sample_weight):
-        """Validate the training data, set ``classes_``, fit ``features_``, set ``alpha_``.
-
-        Returns ``(X, y_idx, sample_weight)`` ready for the solver: samples of
-        weight zero are dropped (they change nothing but the candidates they
-        would define, such as stump thresholds).
-        """
-        X, y_idx, sample_weight, weight_scale = self._validate_fit_data(X, y, sample_weight)
-        self.features_ = fit_features(resolve_features(self.features, self.random_state), X)
-        self.alpha_ = self._resolve_alpha(self.features_, X.shape[0], sample_weight,
-                                          weight_scale)
-        return X, y_idx, sample_weight
-
-    def _validate_fit_data(self, X, y, sample_weight):
-        """Check the parameters and the training data; set ``classes_``.
-
-        Returns ``(X, y_idx, sample_weight, weight_scale)``: the checked
-        weights are the given ones divided by ``weight_scale``, which
-        ``alpha="auto"`` multiplies back.
-        """
-        self._check_params()
-        X, y_idx, classes = check_training_data(self, X, y)
-        given = sample_weight
-        sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
-        weight_scale = _weight_scale(None if sample_weight is None else given)
-        if sample_weight is not None and not np.all(sample_weight > 0):
-            keep = sample_weight > 0
-            X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
-        self.classes_ = classes
-        return X, y_idx, sample_weight, weight_scale
-
-    def _resolve_alpha(self, features, n_samples, sample_weight, weight_scale):
-        """``alpha``, or for "auto" :func:`mcsparse.solvers.default_alpha` (the sum
-        of the weights as given: the checked ones times ``weight_scale``)."""
-        if isinstance(self.alpha, str):
-            weight_sum = None if sample_weight is None else weight_scale * float(
-                np.sum(sample_weight))
-            return default_alpha(features, n_samples, sample_weight,
-                                 fit_intercept=bool(self.fit_intercept),
-                                 weight_sum=weight_sum)
-        return float(self.alpha)
-
-    def _candidate_columns(self, X, ids):
-        """Validate new data and compute the candidates ``ids`` on it (float64).
-
-        A dask array gives a dask array, computed chunk by chunk.
-        """
-        check_is_fitted(self)
-        if is_dask_array(X):
-            X = check_dask_matrix(X, "X", self.n_features_in_)
-            widths = getattr(self.features_, "candidate_widths_", None)
-            width = len(ids) if widths is None else int(np.sum(widths[ids]))
-            return X.map_blocks(_chunk_candidates, self.features_, ids, dtype=np.float64,
-                                chunks=(X.chunks[0], (width,)))
-        X = validate_data(
-            self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
-            reset=False,
-        )
-        return self.features_.transform_candidates(X, ids)
-
 
 
 class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixin,
@@ -514,60 +373,38 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     True
     """
 
-    def __init__(
-        self,
-        *,
-        n_features_to_select=None,
-        features="raw",
-        selection="gradient_l1",
-        alpha="auto",
-        penalty="fro",
-        beta=10.0,
-        fit_intercept=True,
-        tol=1e-4,
-        max_iter=200,
-        validation_fraction=None,
-        n_iter_no_change=None,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        callback=None,
-    ):
-        self.n_features_to_select = n_features_to_select
-        self.features = features
-        self.selection = selection
-        self.alpha = alpha
-        self.penalty = penalty
-        self.beta = beta
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.max_iter = max_iter
+    _parameter_constraints: dict = {
+        **_BaseGreedy._parameter_constraints,
+        "selection": [StrChoices(SELECTION_RULES)],
+        "penalty": [StrChoices(PENALTIES)],
+        "beta": [FiniteInterval(Real, 1, None, closed="left")],
+        "validation_fraction": [None, FiniteInterval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [None, FiniteInterval(Integral, 1)],
+        "warm_start": ["boolean"],
+        "callback": [None, callable],
+    }
+
+    def __init__(self, *, n_features_to_select=None, features="raw", selection="gradient_l1",
+                 alpha="auto", penalty="fro", beta=10.0, fit_intercept=True, tol=1e-4,
+                 max_iter=200, validation_fraction=None, n_iter_no_change=None,
+                 random_state=None, warm_start=False, verbose=0, callback=None):
+        super().__init__(n_features_to_select=n_features_to_select, features=features,
+                         alpha=alpha, fit_intercept=fit_intercept, tol=tol,
+                         max_iter=max_iter, verbose=verbose, random_state=random_state)
+        self.selection, self.penalty, self.beta = selection, penalty, beta
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.callback = callback
+        self.warm_start, self.callback = warm_start, callback
 
-    def _check_params(self):
-        super()._check_params()
-        for name, allowed in (("selection", SELECTION_RULES), ("penalty", PENALTIES)):
-            value = getattr(self, name)
-            if not isinstance(value, str) or value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        check_real(self.beta, "beta", low=1.0)
-        if self.validation_fraction is not None:
-            check_real(self.validation_fraction, "validation_fraction", low=0.0, high=1.0,
-                       include_low=False, include_high=False)
-        if self.n_iter_no_change is not None:
-            check_int(self.n_iter_no_change, "n_iter_no_change", low=1)
-            if self.validation_fraction is None:
-                raise ValueError(
-                    "n_iter_no_change needs validation_fraction: early stopping "
-                    "watches the loss on a held-out part of the training data"
-                )
-        check_bool(self.warm_start, "warm_start")
+    def _validate_params(self):
+        super()._validate_params()
+        if self.n_iter_no_change is not None and self.validation_fraction is None:
+            raise InvalidParameterError(
+                "n_iter_no_change needs validation_fraction: early stopping "
+                "watches the loss on a held-out part of the training data"
+            )
 
+    @_fit_context(prefer_skip_nested_validation=False)  # features may be an estimator
     def fit(self, X, y, sample_weight=None):
         """Run ShareBoost for ``n_features_to_select`` rounds.
 
@@ -651,7 +488,6 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
 
     def _fit_dask(self, X, y, sample_weight):
         """``fit`` on a dask array: the candidate scan on the workers, the refit here."""
-        self._check_params()
         for name, value, default in (("warm_start", self.warm_start, False),
                                      ("validation_fraction", self.validation_fraction, None),
                                      ("selection", self.selection, "gradient_l1")):

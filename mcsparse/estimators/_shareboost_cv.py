@@ -10,11 +10,12 @@ all the data with the choice, and predicts with that model.
 
 import numbers
 import time
+from numbers import Integral
 import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
@@ -23,14 +24,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..features._base import fit_features
 from ..utils._dask import is_dask_array
-from ..utils.validation import check_int, check_n_jobs, check_real, check_verbose
-from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin, _softmax,
-                    _to_decision)
+from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin, check_real
+from ._base import (ProbaMixin, ScoresMixin, SparseInputMixin, StagedMixin, StagedProbaMixin,
+                    _softmax, _to_decision)
 from ._features import resolve_features
-from ._shareboost import ShareBoostClassifier, resolve_rounds
+from ._greedy import resolve_rounds
+from ._shareboost import ShareBoostClassifier
 
 #: The choices of ``rule``.
 RULES = ("min", "1se")
+
+#: The parameters of the paths' :class:`ShareBoostClassifier`.
+_PATH_PARAMS = ("features", "selection", "penalty", "beta", "fit_intercept", "tol",
+                "max_iter", "random_state")
 
 #: The span of the default grid of ``alpha``, in multiples of the default
 #: ``alpha="auto"`` of the whole data.
@@ -152,7 +158,8 @@ def _choose(mean, std, n_splits, rule):
 
 
 class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixin,
-                             ClassifierMixin, BaseEstimator):
+                             SparseInputMixin, ValidatedParamsMixin, ClassifierMixin,
+                             BaseEstimator):
     r"""ShareBoost with ``alpha`` and the number of features chosen by cross-validation.
 
     For each fold of ``cv`` and each value of ``alphas``, one ShareBoost path
@@ -309,25 +316,21 @@ class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMi
     True
     """
 
-    def __init__(
-        self,
-        *,
-        alphas=7,
-        max_features=None,
-        cv=None,
-        scoring=None,
-        rule="min",
-        features="raw",
-        selection="gradient_l1",
-        penalty="fro",
-        beta=10.0,
-        fit_intercept=True,
-        tol=1e-4,
-        max_iter=200,
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-    ):
+    _parameter_constraints: dict = {
+        "alphas": [FiniteInterval(Integral, 1), "array-like"],  # the values: checked at fit
+        "max_features": ShareBoostClassifier._parameter_constraints["n_features_to_select"],
+        "cv": ["cv_object"],
+        "scoring": [None, str, callable],  # the names: check_scoring's message
+        "rule": [StrChoices(RULES)],
+        **{name: ShareBoostClassifier._parameter_constraints[name] for name in _PATH_PARAMS},
+        "n_jobs": [None, FiniteInterval(Integral, None, -1), FiniteInterval(Integral, 1)],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, *, alphas=7, max_features=None, cv=None, scoring=None, rule="min",
+                 features="raw", selection="gradient_l1", penalty="fro", beta=10.0,
+                 fit_intercept=True, tol=1e-4, max_iter=200, n_jobs=None,
+                 random_state=None, verbose=0):
         self.alphas = alphas
         self.max_features = max_features
         self.cv = cv
@@ -344,29 +347,9 @@ class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMi
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def _base(self):
         """The unfitted ShareBoostClassifier of every path, without alpha and rounds."""
-        return ShareBoostClassifier(
-            features=self.features, selection=self.selection, penalty=self.penalty,
-            beta=self.beta, fit_intercept=self.fit_intercept, tol=self.tol,
-            max_iter=self.max_iter, random_state=self.random_state)
-
-    def _check_params(self):
-        if not isinstance(self.rule, str) or self.rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
-        check_verbose(self.verbose)
-        check_n_jobs(self.n_jobs)
-        if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool):
-            check_int(self.cv, "cv", low=2)
-        if isinstance(self.alphas, (bool, np.bool_)):
-            raise TypeError(f"alphas must be an int or an array of floats, got {self.alphas!r}")
-        if isinstance(self.alphas, numbers.Integral):
-            check_int(self.alphas, "alphas", low=1)
+        return ShareBoostClassifier(**{name: getattr(self, name) for name in _PATH_PARAMS})
 
     def _resolve(self, base, X, y_idx, sample_weight, weight_scale):
         """``(alphas, max_features)`` on the whole data (its candidate family)."""
@@ -390,6 +373,7 @@ class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMi
             alphas = np.unique(alphas)
         return alphas, max_features
 
+    @_fit_context(prefer_skip_nested_validation=False)  # features may be an estimator
     def fit(self, X, y, sample_weight=None):
         """Cross-validate ``alpha`` and the number of features, then refit.
 
@@ -426,7 +410,6 @@ class ShareBoostClassifierCV(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMi
                 "n_alphas paths in memory (n_jobs). On a cluster, fit "
                 "ShareBoostClassifier on the dask array with a chosen alpha.")
         base = self._base()
-        self._check_params()
         # the paths' parameters and the data, once, before any fold
         X_checked, y_idx, sample_weight, weight_scale = base._validate_fit_data(
             X, y, sample_weight)

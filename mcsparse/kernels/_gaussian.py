@@ -22,6 +22,7 @@ from sklearn import get_config
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils import check_array
 from sklearn.utils.extmath import row_norms
+from sklearn.utils.validation import check_memory
 
 from ..utils.validation import check_real
 
@@ -616,12 +617,15 @@ def _tail_sums(gram_stack, zetas, method, check_kernels):
     return np.maximum(result, 0.0, out=result)
 
 
-#: Tail sums remembered (training data, bank, zetas): a search over ``C``,
-#: ``q``, ``beta`` or ``final`` fits every candidate on the same folds, and
-#: the eigenvalues are the costly part of a Conv- or SMSD-MKL fit.
+#: Tail sums remembered (training data, bank, zetas) by ``memory="in_process"``:
+#: a search fits every candidate on the same folds, and the eigenvalues are
+#: the costly part of a Conv- or SMSD-MKL fit.
 _TAIL_SUMS_REMEMBERED = 32
 _tail_sums_memo = OrderedDict()
 _tail_sums_lock = threading.Lock()
+
+#: The ``memory`` that keeps the last tail sums in this process.
+IN_PROCESS = "in_process"
 
 
 def _data_key(X, bandwidths):
@@ -631,19 +635,37 @@ def _data_key(X, bandwidths):
     return (X.shape, X.dtype.str, digest, np.asarray(bandwidths, dtype=np.float64).tobytes())
 
 
-def _remembered_tail_sums(gram, zetas, X, bandwidths):
-    """``tail_sums(gram, zetas)`` of ``gram = gaussian_kernel_stack(X, bandwidths)``.
+def _stack_tail_sums(gram, X, bandwidths, dtype, zetas):
+    """``tail_sums(gram, zetas)`` of a stack of :func:`gaussian_kernel_stack`.
 
-    Computed once per (``X``, ``bandwidths``, the stack's dtype, ``zetas``)
-    among the last few (:func:`_data_key`); the stack is not read on a hit.
+    The stack is trusted: finite and exactly symmetric by construction. The
+    arguments after ``gram`` (the stack's samples, bank and dtype) are what
+    a joblib cache keys it by; ``gram`` itself is not hashed.
     """
-    key = _data_key(X, bandwidths) + (gram.dtype.str, tuple(int(z) for z in zetas))
+    return _tail_sums(gram, np.asarray(zetas, dtype=np.intp), "auto", check_kernels=False)
+
+
+def _remembered_tail_sums(gram, zetas, X, bandwidths, memory=IN_PROCESS):
+    """``tail_sums(gram, zetas)`` of ``gram = gaussian_kernel_stack(X, bandwidths)``, cached.
+
+    ``memory`` is the MKL estimators' parameter: ``"in_process"``, the last
+    :data:`_TAIL_SUMS_REMEMBERED` results of this process keyed by a digest
+    of ``X`` (:func:`_data_key`); None, no cache; a path or a
+    ``joblib.Memory`` (scikit-learn's ``check_memory``), joblib's cache
+    keyed by ``X``, ``bandwidths``, the stack's dtype and ``zetas``. The
+    stack is not read on a hit. Returns an array of shape (len(zetas),
+    n_kernels).
+    """
+    zetas = tuple(int(z) for z in zetas)
+    if not (isinstance(memory, str) and memory == IN_PROCESS):
+        cached = check_memory(memory).cache(_stack_tail_sums, ignore=["gram"])
+        return cached(gram, X, bandwidths, gram.dtype.str, zetas)
+    key = _data_key(X, bandwidths) + (gram.dtype.str, zetas)
     with _tail_sums_lock:
         if key in _tail_sums_memo:
             _tail_sums_memo.move_to_end(key)
             return _tail_sums_memo[key].copy()
-    # the stack is trusted: finite and exactly symmetric by construction
-    value = _tail_sums(gram, np.asarray(zetas, dtype=np.intp), "auto", check_kernels=False)
+    value = _stack_tail_sums(gram, X, bandwidths, gram.dtype.str, zetas)
     with _tail_sums_lock:
         _tail_sums_memo[key] = value.copy()
         while len(_tail_sums_memo) > _TAIL_SUMS_REMEMBERED:
@@ -652,15 +674,17 @@ def _remembered_tail_sums(gram, zetas, X, bandwidths):
 
 
 def forget_tail_sums():
-    """Forget the tail sums the MKL estimators remember.
+    """Forget the tail sums the MKL estimators remember in this process.
 
     :class:`~mcsparse.ConvMKLClassifier` and :class:`~mcsparse.SMSDMKLClassifier`
-    remember the tail sums of the last 32 (training samples, bank, ``zeta``),
-    keyed by a digest of the samples' bytes (changed data are never served
-    stale sums): a search over ``C``, ``q``, ``beta`` or ``final`` then
-    computes the eigenvalues once per fold, not once per candidate. Call
-    this to time a search from scratch, or to free the memory (a few floats
-    per entry).
+    with their default ``memory="in_process"`` remember the tail sums of the
+    last 32 (training samples, bank, ``zeta``), keyed by a digest of the
+    samples' bytes (changed data are never served stale sums): a search over
+    ``C``, ``q``, ``beta`` or ``final`` then computes the eigenvalues once
+    per fold, not once per candidate. Call this to time a search from
+    scratch, or to free the memory (a few floats per entry). A joblib cache
+    (``memory=`` a path or a ``joblib.Memory``) is cleared by its own
+    ``clear()``.
 
     Returns
     -------

@@ -1,4 +1,12 @@
-"""Validation helpers shared by the estimators (thin layers over scikit-learn's)."""
+"""Validation helpers: what scikit-learn lacks, in thin layers over it.
+
+The estimators declare scikit-learn's ``_parameter_constraints`` and run
+them through ``_fit_context``; :class:`FiniteInterval` (NaN, infinity and
+bools refused), :class:`StrChoices` and :func:`validate_parameters` give the
+messages that name the parameter, the bound and the value. The functions of
+the lower layers check their scalars with :func:`check_real` and
+:func:`check_int`, with the same messages.
+"""
 
 import math
 import numbers
@@ -6,6 +14,11 @@ import numbers
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils import check_array
+from sklearn.utils._param_validation import (HasMethods, InvalidParameterError, Interval,
+                                             RealNotInt, StrOptions, _ArrayLikes, _Booleans,
+                                             _Callables, _CVObjects, _InstancesOf,
+                                             _NoneConstraint, _RandomStates, _VerboseHelper,
+                                             make_constraint)
 
 
 def shown(value):
@@ -68,12 +81,203 @@ def check_sample_weight(sample_weight, n_samples):
     return sample_weight / top
 
 
+class FiniteInterval(Interval):
+    """scikit-learn's ``Interval`` of finite numbers, bools refused, with plain messages.
+
+    A constraint of ``_parameter_constraints`` (:func:`validate_parameters`)
+    that scikit-learn's ``Interval`` lacks: NaN and infinity are refused
+    even without bounds, ``True`` is not the integer 1, and a failure says
+    which bound was crossed with both numbers ("alpha must be >= 0, got
+    -1.0"). :func:`check_real` and :func:`check_int` give the same messages
+    for the arguments of functions.
+
+    Parameters
+    ----------
+    type : {numbers.Integral, numbers.Real, RealNotInt}
+        Integers (NumPy's included), real numbers (integers included) or
+        real numbers that are not integers.
+    left, right : float, default=None
+        Bounds; None is unbounded.
+    closed : {"left", "right", "both", "neither"}, default="both"
+        Which bounds are allowed, as in scikit-learn's ``Interval``.
+    """
+
+    def __init__(self, type, left=None, right=None, *, closed="both"):
+        if type is numbers.Integral:  # scikit-learn's rule for unbounded integer sides
+            closed = {(True, True): "both", (True, False): "left", (False, True): "right",
+                      (False, False): "neither"}[left is not None, right is not None]
+        super().__init__(type, left, right, closed=closed)
+
+    def _bound(self, value):
+        return str(int(value)) if self.type is numbers.Integral else f"{value:g}"
+
+    def is_satisfied_by(self, val):
+        return self.violation(val) is None
+
+    def accepts_type(self, val):
+        """Whether ``val`` is a number of the interval's type (bools are not)."""
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        if self.type is numbers.Integral:
+            return isinstance(val, numbers.Integral)
+        if self.type is RealNotInt and isinstance(val, numbers.Integral):
+            return False
+        return isinstance(val, numbers.Real)
+
+    def violation(self, val):
+        """None if ``val`` satisfies the constraint, else ``(exception class, reason)``.
+
+        The reason completes "<name> must be ...": "an integer, got 2.5",
+        "finite, got nan", ">= 0, got -1.0".
+        """
+        if not self.accepts_type(val):
+            what = "an integer" if self.type is numbers.Integral else "a real number"
+            return TypeError, f"{what}, got {shown(val)}"
+        if self.type is numbers.Integral:
+            number = int(val)
+        else:
+            try:
+                number = float(val)
+            except OverflowError:  # an int beyond float64's range
+                return ValueError, ("finite, got an integer beyond float64's range "
+                                    f"({len(str(abs(val)))} digits)")
+            if not np.isfinite(number):
+                return ValueError, f"finite, got {shown(val)}"
+        closed_left = self.closed in ("left", "both")
+        closed_right = self.closed in ("right", "both")
+        if self.left is not None and (number < self.left
+                                      or (number == self.left and not closed_left)):
+            return ValueError, (f"{'>=' if closed_left else '>'} {self._bound(self.left)}, "
+                                f"got {shown(number)}")
+        if self.right is not None and (number > self.right
+                                       or (number == self.right and not closed_right)):
+            return ValueError, (f"{'<=' if closed_right else '<'} {self._bound(self.right)}, "
+                                f"got {shown(number)}")
+        return None
+
+    def __str__(self):
+        kind = "an int" if self.type is numbers.Integral else "a float"
+        if self.left is not None and self.right is not None:
+            return (f"{kind} in {'[' if self.closed in ('left', 'both') else '('}"
+                    f"{self._bound(self.left)}, {self._bound(self.right)}"
+                    f"{']' if self.closed in ('right', 'both') else ')'}")
+        if self.left is not None:
+            return (f"{kind} {'>=' if self.closed in ('left', 'both') else '>'} "
+                    f"{self._bound(self.left)}")
+        if self.right is not None:
+            return (f"{kind} {'<=' if self.closed in ('right', 'both') else '<'} "
+                    f"{self._bound(self.right)}")
+        return kind
+
+
+class StrChoices(StrOptions):
+    """scikit-learn's ``StrOptions`` that shows its options in the order given.
+
+    Parameters
+    ----------
+    options : sequence of str
+        The valid strings.
+    """
+
+    def __init__(self, options):
+        super().__init__(set(options))
+        self.ordered = tuple(options)
+
+    def __str__(self):
+        if len(self.ordered) == 1:
+            return repr(self.ordered[0])
+        return f"one of {self.ordered}"
+
+
+def _describe(constraint):
+    """What a constraint accepts, in the words of the messages."""
+    words = {_NoneConstraint: "None", _Callables: "a callable", _Booleans: "a bool",
+             _ArrayLikes: "an array-like", _VerboseHelper: "an int >= 0 or a bool",
+             _RandomStates: "an int in [0, 2**32 - 1], a RandomState instance or None",
+             _CVObjects: ("an int >= 2, a cross-validation splitter, an iterable of "
+                          "(train, test) index arrays or None")}
+    if type(constraint) in words:
+        return words[type(constraint)]
+    if isinstance(constraint, HasMethods):
+        return f"an object with the methods {', '.join(constraint.methods)}"
+    if isinstance(constraint, _InstancesOf):
+        return f"a {constraint.type.__name__}"
+    return str(constraint)
+
+
+def _join(words):
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def validate_parameters(parameter_constraints, params):
+    """Check parameters against scikit-learn constraints, with mcsparse's messages.
+
+    scikit-learn's ``validate_parameter_constraints`` with messages that
+    name the parameter, the rule and the value ("tol must be < 1, got
+    1.0"; "selection must be one of ('gradient_l1', ...), got 'x'"):
+    a number of the right type is told which bound it crossed
+    (:class:`FiniteInterval`), another value what the parameter accepts.
+    Estimators call it through ``_validate_params``
+    (:class:`ValidatedParamsMixin`), which scikit-learn's ``_fit_context``
+    runs before ``fit``.
+
+    Parameters
+    ----------
+    parameter_constraints : dict
+        ``name: list of constraints`` (scikit-learn's forms: ``None``,
+        ``"boolean"``, ``callable``, ``StrOptions``, ``Interval``, ...), or
+        ``name: "no_validation"``.
+    params : dict
+        ``name: value``; names without constraints are not checked.
+
+    Raises
+    ------
+    InvalidParameterError
+        scikit-learn's error, a ValueError and a TypeError, when a value
+        satisfies none of its parameter's constraints.
+    """
+    for name, value in params.items():
+        constraints = parameter_constraints.get(name, "no_validation")
+        if isinstance(constraints, str) and constraints == "no_validation":
+            continue
+        constraints = [make_constraint(c) for c in constraints]
+        if any(c.is_satisfied_by(value) for c in constraints):
+            continue
+        shown_constraints = [c for c in constraints if not c.hidden]
+        typed = [c for c in shown_constraints
+                 if isinstance(c, FiniteInterval) and c.accepts_type(value)]
+        if len(shown_constraints) == 1 and isinstance(shown_constraints[0], FiniteInterval):
+            typed = shown_constraints
+        if len(typed) == 1:  # a number of the right type: which bound it crossed
+            raise InvalidParameterError(f"{name} must be {typed[0].violation(value)[1]}")
+        message = (f"{name} must be {_join([_describe(c) for c in shown_constraints])}, "
+                   f"got {shown(value)}")
+        protocols = [c for c in shown_constraints if isinstance(c, HasMethods)]
+        if protocols and not isinstance(value, str):
+            missing = [m for m in protocols[0].methods if not callable(getattr(value, m, None))]
+            message += f"; {type(value).__name__} lacks {', '.join(missing)}"
+        raise InvalidParameterError(message)
+
+
+class ValidatedParamsMixin:
+    """``_validate_params`` with :func:`validate_parameters`'s messages.
+
+    Mix into a scikit-learn estimator that declares ``_parameter_constraints``
+    and decorates ``fit`` with ``sklearn.base._fit_context``. Subclasses
+    extend ``_validate_params`` with the checks that involve several
+    parameters.
+    """
+
+    def _validate_params(self):
+        validate_parameters(self._parameter_constraints, self.get_params(deep=False))
+
+
 def check_real(value, name, *, low=None, high=None, include_low=True, include_high=True):
     """A finite real number within the bounds, as a float.
 
-    The scalar checks of every module of mcsparse go through this helper,
-    :func:`check_int`, :func:`check_n_jobs` and :func:`check_bool`, so that
-    the messages read alike ("alpha must be >= 0, got -1.0"). Like
+    The scalar checks of the functions of mcsparse go through this helper
+    and :func:`check_int`, with the messages of the estimators' parameters
+    (:class:`FiniteInterval`: "alpha must be >= 0, got -1.0"). Like
     scikit-learn's ``check_scalar``, with NaN and infinity refused too.
 
     Parameters
@@ -99,22 +303,10 @@ def check_real(value, name, *, low=None, high=None, include_low=True, include_hi
     ValueError
         If it is NaN, infinite or out of the bounds.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {shown(value)}")
-    try:
-        value = float(value)
-    except OverflowError:  # an int beyond float64's range
-        raise ValueError(f"{name} must be finite, got an integer beyond float64's range "
-                         f"({len(str(abs(value)))} digits)") from None
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {shown(value)}")
-    if low is not None and (value < low or (value == low and not include_low)):
-        raise ValueError(f"{name} must be {'>=' if include_low else '>'} {low:g}, "
-                         f"got {shown(value)}")
-    if high is not None and (value > high or (value == high and not include_high)):
-        raise ValueError(f"{name} must be {'<=' if include_high else '<'} {high:g}, "
-                         f"got {shown(value)}")
-    return value
+    closed = {(True, True): "both", (True, False): "left", (False, True): "right",
+              (False, False): "neither"}[bool(include_low), bool(include_high)]
+    _raise_violation(FiniteInterval(numbers.Real, low, high, closed=closed), value, name)
+    return float(value)
 
 
 def check_int(value, name, *, low=None, high=None):
@@ -141,13 +333,15 @@ def check_int(value, name, *, low=None, high=None):
     ValueError
         If it is out of the bounds.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {shown(value)}")
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {shown(value)}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {shown(value)}")
+    _raise_violation(FiniteInterval(numbers.Integral, low, high), value, name)
     return int(value)
+
+
+def _raise_violation(interval, value, name):
+    violation = interval.violation(value)
+    if violation is not None:
+        error, reason = violation
+        raise error(f"{name} must be {reason}")
 
 
 def may_be_written(array):
