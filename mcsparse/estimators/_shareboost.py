@@ -9,7 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features import RawFeatures
-from ..features._base import fit_features
+from ..features._base import CandidateFeatures, fit_features
 from ..features._dask import DaskCandidates
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, default_alpha, shareboost_path
@@ -135,8 +135,9 @@ def _weight_scale(sample_weight):
 
 
 def _candidate_names(family, ids, input_features):
-    """``family.candidate_names`` (a family outside mcsparse may lack it)."""
-    if hasattr(family, "candidate_names"):
+    """``family.candidate_names`` (the base class's default unless the family names its
+    candidates); a family not derived from CandidateFeatures has no names."""
+    if isinstance(family, CandidateFeatures):
         return family.candidate_names(ids, input_features)
     return np.array([f"candidate {j}" for j in ids], dtype=object)
 

@@ -20,10 +20,11 @@ from threadpoolctl import threadpool_limits
 
 from ..utils.validation import (check_float32_array, check_image_shape, check_int,
                                 check_n_jobs, check_real, resolve_image_shape)
-from ._base import (CandidateFeatures, RawFeatures, _dense_columns, _pick_columns,
-                    _raw_products)
+from ._base import CandidateFeatures
+from ._chunk_scan import ChunkScan
 from ._conv_max_fast import conv_max_chunk, conv_max_pairs_chunk
 from ._quantized import BLOCK_ROWS, QuantizedMatrix
+from ._raw import RawFeatures, _dense_columns, _pick_columns, _raw_products
 
 
 def _check_images(images, name="images", shape="(n_images, height, width)", centre=False):
@@ -750,7 +751,7 @@ def _chunk_patches(X, where, image_shape, patch_size):
     return _extract_patches(X.reshape(X.shape[0], *image_shape), *where, patch_size)
 
 
-class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
+class ConvMaxTemplates(TransformerMixin, CandidateFeatures, ChunkScan):
     """Convolution-max template features as a ShareBoost candidate family.
 
     The MNIST features of [SWS2011]_ §7.4: candidate ``f * n_masks + c`` is
@@ -984,6 +985,9 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures):
         self.n_candidates_ = self.templates_.shape[0] * self.masks_.shape[0]
         self._scan = self._X_fit = None  # the candidate matrix stays on the workers
         return self
+
+    #: The chunks are replaced on the workers by their candidate matrices.
+    _replaces_chunks = True
 
     def _chunk_features(self, X):
         """The candidate matrix of a row chunk of images: (n_rows, n_candidates), float32."""
