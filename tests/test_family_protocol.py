@@ -196,3 +196,24 @@ def test_the_chunk_families_declare_it():
     assert not isinstance(AnchorPoints(), ChunkScan)
     assert issubclass(DaskCandidates, ModelScan)
     assert ConvMaxTemplates._replaces_chunks and not RawFeatures._replaces_chunks
+
+
+def test_a_chunk_scan_family_without_a_chunk_method_cannot_be_made():
+    class NoPick(_Columns, ChunkScan):
+        def _fit_chunks(self, chunks):
+            return self
+
+        def _chunk_products(self, X, residual):
+            return X.T @ residual
+
+        def _chunk_columns(self, X, ids):
+            return X[:, ids]
+
+    with pytest.raises(TypeError, match="abstract.*_pick"):
+        NoPick()
+
+    class WithPick(NoPick):
+        def _pick(self, products, excluded):
+            return 0, 0.0
+
+    assert isinstance(WithPick(), ChunkScan)

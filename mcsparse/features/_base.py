@@ -41,15 +41,37 @@ class TrainingBlock:
         """
         raise NotImplementedError
 
+    #: The pair ``from_pair`` takes, as its error message names it.
+    _PAIR = "(first, second)"
+
     @classmethod
-    def _pair(cls, out, source, what):
-        """``out`` as a pair, or a ValueError naming ``source`` and saying ``what``."""
+    def from_pair(cls, out, source):
+        """The block of a family method's pair return value (``_PAIR``).
+
+        Parameters
+        ----------
+        out : tuple
+            ``(rows, values)`` for a :class:`RowSubset`, ``(codes, cut)``
+            for :class:`Cuts`.
+        source : str
+            The method and its argument, e.g. ``"AnchorPoints.training_rows(3)"``.
+
+        Returns
+        -------
+        block : TrainingBlock
+            Of the class it is called on.
+
+        Raises
+        ------
+        ValueError
+            If ``out`` is not a pair (naming ``source``).
+        """
         try:
             first, second = out
         except (TypeError, ValueError):
-            raise ValueError(f"{source} must return a pair {what}, got "
+            raise ValueError(f"{source} must return a pair {cls._PAIR}, got "
                              f"{type(out).__name__}") from None
-        return first, second
+        return cls(first, second, source=source)
 
 
 class Dense(TrainingBlock):
@@ -91,31 +113,11 @@ class RowSubset(TrainingBlock):
         As :class:`TrainingBlock`.
     """
 
+    _PAIR = "(rows, values)"
+
     def __init__(self, rows, values, source=None):
         super().__init__(source)
         self.rows, self.values = rows, values
-
-    @classmethod
-    def from_pair(cls, out, source):
-        """The block of a method's ``(rows, values)`` return value.
-
-        Parameters
-        ----------
-        out : tuple
-            ``(rows, values)``.
-        source : str
-            The method and its argument, e.g. ``"AnchorPoints.training_rows(3)"``.
-
-        Returns
-        -------
-        block : RowSubset
-
-        Raises
-        ------
-        ValueError
-            If ``out`` is not a pair.
-        """
-        return cls(*cls._pair(out, source, "(rows, values)"), source=source)
 
     def toarray(self):
         """The dense group: ``values`` on ``rows``, zero elsewhere.
@@ -151,20 +153,22 @@ class Cuts(TrainingBlock):
         As :class:`TrainingBlock`.
     """
 
+    _PAIR = "(codes, cut) or None"
+
     def __init__(self, codes, cut, source=None):
         super().__init__(source)
         self.codes, self.cut = codes, cut
 
     @classmethod
     def from_pair(cls, out, source):
-        """The block of a method's ``(codes, cut)`` return value.
+        """As :meth:`TrainingBlock.from_pair`; also refuses codes that do not compare with the cut.
 
         Parameters
         ----------
         out : tuple
             ``(codes, cut)``.
         source : str
-            The method and its argument, e.g. ``"DecisionStumps.training_cuts(3)"``.
+            E.g. ``"DecisionStumps.training_cuts(3)"``.
 
         Returns
         -------
@@ -175,7 +179,7 @@ class Cuts(TrainingBlock):
         ValueError
             If ``out`` is not a pair, or its codes cannot be compared with its cut.
         """
-        block = cls(*cls._pair(out, source, "(codes, cut) or None"), source=source)
+        block = super().from_pair(out, source)
         try:
             block.toarray()
         except ValueError:

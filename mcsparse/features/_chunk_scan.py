@@ -17,11 +17,11 @@ A family declares a capability by deriving from the mixin; the runners check
 ``isinstance``, never the presence of a method.
 """
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from typing import Any, NamedTuple
 
 
-class ChunkScan:
+class ChunkScan(ABC):
     """Mixin of a family that scans the row chunks of a dask array.
 
     Both steps of a ShareBoost round are sums over rows, so a family that
@@ -167,7 +167,7 @@ class ScanLabels(NamedTuple):
     loss: Any
 
 
-class ModelScan:
+class ModelScan(ABC):
     """Mixin of a family that computes the residual itself, from the model.
 
     ShareBoost calls :meth:`best_candidate_for_model` instead of

@@ -17,8 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
 from ..features._base import Dense, RowSubset, training_block
-from ..features._raw import RawFeatures
 from ..features._chunk_scan import ModelScan, ScanLabels
+from ..features._raw import RawFeatures
 from ..loss import MulticlassLogisticLoss, make_penalty
 from ..loss._multiclass_logistic import _LogisticLoss
 from ..loss._penalties import SMOOTH_PENALTIES
@@ -399,6 +399,8 @@ class _PathState:
                 dense = _training_block(self.features, j, n, width, typed.values)
             else:
                 dense = _training_block(self.features, j, n, width)
+                if typed.source is None:
+                    typed.source = f"{type(self.features).__name__}.training_block({j})"
                 _check_agrees(typed, dense, j)
             self._block = (j, typed, dense)
         return self._block
