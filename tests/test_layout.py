@@ -85,3 +85,43 @@ def test_functions_fit_on_a_screen(subpackage):
                 if lines > 100:
                     long.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
     assert not long, long
+
+
+#: Expressions that hold a candidate family in the solvers and the dask runner.
+_FAMILY = re.compile(r"^(?:[\w.]+\.)?(?:features|family)_?$")
+
+
+def _family_probes(path):
+    """``hasattr``/``getattr`` calls on a family that look for a method or capability.
+
+    Reading a fitted attribute (a name ending in ``_``, e.g. ``candidate_widths_``)
+    or the ``n_jobs`` parameter is not a probe; looking for anything else is.
+    """
+    probes = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("hasattr", "getattr") and len(node.args) >= 2):
+            continue
+        target, name = ast.unparse(node.args[0]), node.args[1]
+        if not _FAMILY.match(target):
+            continue
+        attribute = name.value if isinstance(name, ast.Constant) else None
+        if node.func.id == "hasattr" or attribute is None or not (
+                attribute.endswith("_") or attribute == "n_jobs"):
+            probes.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return probes
+
+
+def test_no_probe_of_a_family_capability(tmp_path):
+    """A family declares what it can do (its class, the type of its blocks); the
+    solvers and the dask runner check ``isinstance``, never look for methods."""
+    paths = sorted((PACKAGE / "solvers").glob("*.py")) + [PACKAGE / "features" / "_dask.py"]
+    probes = [probe for path in paths for probe in _family_probes(path)]
+    assert not probes, probes
+    # the probes this replaced are found by the check
+    old = ('if hasattr(self.features, "training_cuts"):\n'
+           'scanner = getattr(self.family_, "_chunk_scanner", None)\n'
+           'chunks = getattr(features, "row_chunks", None)\n')
+    tmp = tmp_path / "_old_probes.py"
+    tmp.write_text(old.replace(":\n", ":\n    pass\n"))
+    assert len(_family_probes(tmp)) == 3

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import RawFeatures
-from ..features._base import fit_features
+from ..features._base import CandidateFeatures, fit_features
 from ..features._dask import DaskCandidates
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
@@ -93,8 +93,9 @@ def _split(X, y_idx, sample_weight, mask, n_classes):
 
 
 def _candidate_names(family, ids, input_features):
-    """``family.candidate_names`` (a family outside mcsparse may lack it)."""
-    if hasattr(family, "candidate_names"):
+    """``family.candidate_names`` (the base class's default unless the family names its
+    candidates); a family not derived from CandidateFeatures has no names."""
+    if isinstance(family, CandidateFeatures):
         return family.candidate_names(ids, input_features)
     return np.array([f"candidate {j}" for j in ids], dtype=object)
 

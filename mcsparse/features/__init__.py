@@ -6,7 +6,8 @@ residuals each round and computes only the selected ones.
 """
 
 from ._anchors import AnchorPoints, anchor_group_scores
-from ._base import CandidateFeatures, RawFeatures
+from ._base import CandidateFeatures
+from ._raw import RawFeatures
 from ._conv_max import (
     ConvMaxTemplates,
     conv_max_features,

@@ -22,7 +22,7 @@ from threadpoolctl import threadpool_limits
 from ..utils._ties import tie_cutoff
 from ..utils.validation import check_int, check_n_jobs
 from ._anchors_fast import anchor_scores_chunk
-from ._base import (CandidateFeatures, _as_real_matrix, _best_remaining,
+from ._base import (CandidateFeatures, RowSubset, _as_real_matrix, _best_remaining,
                     _check_finite_scores)
 
 
@@ -718,6 +718,27 @@ class AnchorPoints(CandidateFeatures):
         rows = np.sort(self._order[a, : self.ball_sizes_[a, b]]).astype(np.intp)
         self._X_fit.flags.writeable = False  # shared by the store: nobody may change it
         return rows, self._X_fit
+
+    def training_block(self, j):
+        """Group ``j``'s training columns as ``RowSubset(rows, values)`` (:meth:`training_rows`).
+
+        Parameters
+        ----------
+        j : int
+            Candidate ``a * n_radii + b``.
+
+        Returns
+        -------
+        block : RowSubset
+            The ball's rows and the shared ``[X, 1]``.
+
+        Raises
+        ------
+        ValueError
+            If ``training_rows`` does not return a pair.
+        """
+        return RowSubset.from_pair(self.training_rows(j),
+                                   f"{type(self).__name__}.training_rows({j})")
 
     def end_scan(self, ids):
         """Free the sorted samples; the anchors and radii stay for prediction.

@@ -1,28 +1,233 @@
 """The candidate-feature protocol of ShareBoost, and its raw-column family."""
 
-import numbers
+from abc import ABCMeta, abstractmethod
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._ties import first_best
 
+# -- the training columns of one candidate, as a family hands them to ShareBoost --
+#
+# ``CandidateFeatures.training_block`` returns one of these typed blocks; the
+# block's type says how the solver's column store may keep it
+# (``SelectedColumns.put``). Each block names the family method it came from
+# (``source``, e.g. ``"AnchorPoints.training_rows(3)"``), so that the
+# solver's errors about it name it too. A block other than ``Dense`` is
+# checked by the solver against the family's ``training_columns``.
 
-class CandidateFeatures(BaseEstimator):
-    """Base class of the candidate-feature families ShareBoost selects from.
+class TrainingBlock:
+    """Base of the typed blocks: one candidate's training columns.
+
+    Parameters
+    ----------
+    source : str, default=None
+        The family method that gave the block, with its argument (e.g.
+        ``"training_cuts(4)"``), for error messages; None: ``training_block``.
+    """
+
+    def __init__(self, source=None):
+        self.source = source
+
+    def toarray(self):  # pragma: no cover - every block overrides it
+        """The block's columns, dense: ndarray of shape (n_samples, width).
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class.
+        """
+        raise NotImplementedError
+
+    #: The pair ``from_pair`` takes, as its error message names it.
+    _PAIR = "(first, second)"
+
+    @classmethod
+    def from_pair(cls, out, source):
+        """The block of a family method's pair return value (``_PAIR``).
+
+        Parameters
+        ----------
+        out : tuple
+            ``(rows, values)`` for a :class:`RowSubset`, ``(codes, cut)``
+            for :class:`Cuts`.
+        source : str
+            The method and its argument, e.g. ``"AnchorPoints.training_rows(3)"``.
+
+        Returns
+        -------
+        block : TrainingBlock
+            Of the class it is called on.
+
+        Raises
+        ------
+        ValueError
+            If ``out`` is not a pair (naming ``source``).
+        """
+        try:
+            first, second = out
+        except (TypeError, ValueError):
+            raise ValueError(f"{source} must return a pair {cls._PAIR}, got "
+                             f"{type(out).__name__}") from None
+        return cls(first, second, source=source)
+
+
+class Dense(TrainingBlock):
+    """A candidate's training columns as they are.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples, width)
+        The columns (float64 reals once the solver has checked them).
+    source : str, default=None
+        As :class:`TrainingBlock`.
+    """
+
+    def __init__(self, values, source=None):
+        super().__init__(source)
+        self.values = values
+
+    def toarray(self):
+        """``values`` as an ndarray, float64.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, width), float64
+        """
+        return np.asarray(self.values, dtype=np.float64)
+
+
+class RowSubset(TrainingBlock):
+    """A group of columns equal to ``values`` on ``rows`` and zero elsewhere.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_rows,), intp
+        Increasing sample indices.
+    values : ndarray of shape (n_samples, width), float64
+        C order and read-only with every array it views: the column store
+        keeps a reference to it, shared by the candidates of the family.
+    source : str, default=None
+        As :class:`TrainingBlock`.
+    """
+
+    _PAIR = "(rows, values)"
+
+    def __init__(self, rows, values, source=None):
+        super().__init__(source)
+        self.rows, self.values = rows, values
+
+    def toarray(self):
+        """The dense group: ``values`` on ``rows``, zero elsewhere.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, width), float64
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` do not index ``values``.
+        """
+        try:
+            out = np.zeros(np.shape(self.values))
+            out[self.rows] = np.asarray(self.values)[self.rows]
+        except (IndexError, TypeError, ValueError) as exc:
+            raise ValueError(f"gives rows that do not index its values: {exc}") from None
+        return out
+
+
+class Cuts(TrainingBlock):
+    """A decision stump ``1[codes <= cut]``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,), int32
+        The non-negative ranks or bins of one feature, read-only (the column
+        store keeps a reference to it).
+    cut : int
+        Non-negative.
+    source : str, default=None
+        As :class:`TrainingBlock`.
+    """
+
+    _PAIR = "(codes, cut) or None"
+
+    def __init__(self, codes, cut, source=None):
+        super().__init__(source)
+        self.codes, self.cut = codes, cut
+
+    @classmethod
+    def from_pair(cls, out, source):
+        """As :meth:`TrainingBlock.from_pair`; also refuses codes that do not compare with the cut.
+
+        Parameters
+        ----------
+        out : tuple
+            ``(codes, cut)``.
+        source : str
+            E.g. ``"DecisionStumps.training_cuts(3)"``.
+
+        Returns
+        -------
+        block : Cuts
+
+        Raises
+        ------
+        ValueError
+            If ``out`` is not a pair, or its codes cannot be compared with its cut.
+        """
+        block = super().from_pair(out, source)
+        try:
+            block.toarray()
+        except ValueError:
+            raise ValueError(f"{source} must return a pair (codes, cut) or None, got "
+                             f"{type(out).__name__}") from None
+        return block
+
+    def toarray(self):
+        """The stump's column, 0/1.
+
+        Returns
+        -------
+        columns : ndarray of shape (n_samples, 1), float64
+            For 1-D codes (other codes give their own shape, which the solver
+            refuses).
+
+        Raises
+        ------
+        ValueError
+            If the codes cannot be compared with the cut.
+        """
+        try:
+            column = np.asarray(self.codes) <= self.cut
+        except (TypeError, ValueError):
+            raise ValueError("has codes that do not compare with its cut") from None
+        column = column.astype(np.float64)
+        return column[:, None] if column.ndim == 1 else column
+
+
+#: The methods every family defines besides ``fit``: ShareBoost's scan.
+SCAN_METHODS = ("best_candidate", "training_columns", "end_scan", "transform_candidates")
+
+
+class CandidateFeatures(BaseEstimator, metaclass=ABCMeta):
+    """Abstract base class of the candidate-feature families ShareBoost selects from.
 
     ShareBoost ([SWS2011]_, step 4 of the algorithm) only needs, each round,
     the candidate feature ``x_c`` whose gradient column has the largest l1
     norm, ``argmax_c ||R^T x_c||_1`` with ``R`` the residual matrix of the
     training set; and then the chosen column's values. A family may have far
     more candidates than fit in memory (all decision stumps, all templates),
-    so it never hands out the whole matrix. A family implements:
+    so it never hands out the whole matrix. A family derives from this class
+    and implements:
 
     ``fit(X, y=None)``
         Prepare the scan on the training data (sorting, k-means, ...); set
-        ``n_features_in_`` and ``n_candidates_``. Returns ``self``.
+        ``n_features_in_`` and ``n_candidates_``. Returns ``self``. Abstract:
+        a class without it cannot be instantiated (TypeError).
     ``best_candidate(residual, excluded)``
         ``residual`` of shape (n_samples, n_classes), float64, C order, is
         ``w_i (p_i - e_{y_i})`` per training sample; ``excluded`` is a sorted
@@ -44,6 +249,10 @@ class CandidateFeatures(BaseEstimator):
         The candidates' values on new data, (n_samples, len(ids)) float64.
         Only the given candidates are computed.
 
+    The four scan methods (``SCAN_METHODS``) are required for selection:
+    :func:`fit_features`, which the ShareBoost estimators call, refuses a
+    family that does not override them (TypeError naming them).
+
     A family whose candidates are *groups* of columns (§3.2: anchor points,
     grouped raw columns) also sets, in ``fit``:
 
@@ -55,23 +264,34 @@ class CandidateFeatures(BaseEstimator):
         side, ``(n_samples, sum of the widths)``. ShareBoost adds a whole
         group per round.
 
-    A family whose groups are row subsets of one matrix may also give
+    **Training blocks.** ShareBoost stores a selected candidate's training
+    columns from :meth:`training_block`, a typed block
+    (:class:`TrainingBlock`) whose type says how the column store may keep
+    it:
 
-    ``training_rows(j)``
-        ``(rows, values)``: candidate ``j``'s training columns are
-        ``values[rows]`` on the increasing intp ``rows`` and zero elsewhere,
-        ``values`` of shape (n_samples, width), float64, C order. ShareBoost's
-        column store then keeps the rows and shares ``values`` (the anchor
-        pieces of ``[X, 1]``) instead of copying each group's rows.
+    ``Dense(values)``
+        The columns, ``training_columns([j])``: this class's default.
+    ``RowSubset(rows, values)``
+        Candidate ``j``'s columns are ``values[rows]`` on the increasing
+        intp ``rows`` and zero elsewhere, ``values`` of shape
+        (n_samples, width), float64, C order, read-only: the store keeps
+        the rows and shares ``values`` (the anchor pieces of ``[X, 1]``,
+        :meth:`AnchorPoints.training_rows`) instead of copying each group's
+        rows.
+    ``Cuts(codes, cut)``
+        Candidate ``j``'s column is ``1[codes <= cut]``, ``codes`` a
+        read-only int32 array of shape (n_samples,), the ranks or bins of
+        one feature (:meth:`DecisionStumps.training_cuts`): the refit then
+        sums the stumps of each feature at once (by prefix sums) instead of
+        multiplying by each column.
 
-    and a family of decision stumps may give
+    A block other than ``Dense`` must equal ``training_columns([j])``;
+    ShareBoost checks it and refuses a family whose block disagrees.
 
-    ``training_cuts(j)``
-        ``(codes, cut)`` or None: candidate ``j``'s training column is
-        ``1[codes <= cut]``, ``codes`` a read-only int32 array of shape
-        (n_samples,), the ranks or bins of one feature. ShareBoost's refit
-        then sums the stumps of each feature at once (by prefix sums)
-        instead of multiplying by each column.
+    **Capabilities.** A family that scans a dask array chunk by chunk also
+    derives from :class:`~mcsparse.features._chunk_scan.ChunkScan` and
+    implements its row-chunk methods (``_fit_chunks``, ``_chunk_products``,
+    ``_pick``, ``_chunk_columns``); ``DaskCandidates`` refuses others.
 
     Families are scikit-learn estimators, so their parameters are nested
     parameters of the classifier (``features__...``).
@@ -82,10 +302,11 @@ class CandidateFeatures(BaseEstimator):
        Efficient multiclass learning with feature sharing", NIPS 2011, §3, §4.
     """
 
-    def fit(self, X, y=None):  # pragma: no cover - documented protocol
+    @abstractmethod
+    def fit(self, X, y=None):  # pragma: no cover - abstract
         """Prepare the scan of the candidates on the training data.
 
-        Part of the protocol: every family overrides it.
+        Part of the protocol: abstract, every family implements it.
 
         Parameters
         ----------
@@ -208,6 +429,26 @@ class CandidateFeatures(BaseEstimator):
             Always, on the base class.
         """
         raise NotImplementedError
+
+    def training_block(self, j):
+        """Candidate ``j``'s training columns as a typed block for the column store.
+
+        This default gives ``Dense(training_columns([j]))``; a family whose
+        candidates are row subsets of one matrix returns a ``RowSubset``, a
+        family of decision stumps ``Cuts`` (class docstring).
+
+        Parameters
+        ----------
+        j : int
+            A candidate id.
+
+        Returns
+        -------
+        block : Dense, RowSubset or Cuts
+            (:class:`~mcsparse.features._base.TrainingBlock`) equal to
+            ``training_columns([j])``.
+        """
+        return Dense(self.training_columns([j]), source=f"training_columns([{j}])")
 
     def candidate_names(self, ids, input_features=None):
         """Readable names of candidates ``ids``, e.g. for the selected ones.
@@ -336,311 +577,6 @@ def _best_remaining(scores, excluded):
     return j, float(scores[j])
 
 
-def _check_group_labels(groups, labels):
-    """``labels`` (``np.asarray(groups)``) if its labels are all numbers or all strings.
-
-    Refuses NaN, and labels of mixed kinds, which NumPy would either fail
-    to sort or silently turn into strings (merging ``1`` and ``"1"``).
-    """
-    if labels.dtype.kind in "OUS":
-        values = np.asarray(groups, dtype=object).ravel().tolist()
-        numeric = [isinstance(v, numbers.Real) for v in values]
-        if all(isinstance(v, str) for v in values):
-            labels = np.asarray(values, dtype=str)
-        elif all(numeric):
-            labels = np.asarray(values, dtype=np.float64 if any(
-                not isinstance(v, numbers.Integral) for v in values) else np.int64)
-        else:
-            kinds = sorted({type(v).__name__ for v in values})
-            raise TypeError(
-                "groups must hold labels of one kind, all numbers or all strings, "
-                f"got {', '.join(kinds)}"
-            )
-    if labels.dtype.kind == "f" and np.isnan(labels).any():
-        raise ValueError("groups contains NaN")
-    return labels
-
-
-def _raw_products(X, residual):
-    """``X^T R``, in float32 for float32 ``X`` (the residual cast, denormals flushed).
-
-    Float32 denormals make BLAS several times slower late in a path.
-    Overflow is checked by :func:`_pick_columns`.
-    """
-    R = residual
-    if X.dtype == np.float32:
-        R = residual.astype(np.float32)
-        R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(X.T @ R)
-
-
-def _pick_columns(products, excluded, group_of, n_candidates):
-    """``(id, score)``: the largest ``||products[j]||_1`` (summed over groups) outside ``excluded``."""
-    with np.errstate(over="ignore", invalid="ignore"):  # checked below
-        scores = np.abs(products).sum(axis=1, dtype=np.float64)
-    scores = np.asarray(scores).ravel()
-    if group_of is not None:
-        scores = np.bincount(group_of, weights=scores, minlength=n_candidates)
-    return _best_remaining(_check_finite_scores(scores, "X or residual"), excluded)
-
-
-def _dense_columns(X, ids):
-    """Columns ``ids`` of a dense array or sparse matrix, dense float64 (n, len(ids))."""
-    cols = X[:, ids]
-    if sp.issparse(cols):
-        cols = cols.toarray()
-    return np.asarray(cols, dtype=np.float64)
-
-
-class RawFeatures(CandidateFeatures):
-    """The columns of ``X`` themselves: ShareBoost's default candidate family.
-
-    Candidate ``j`` is column ``j``; with ``groups``, candidate ``g`` is the
-    group of columns with the ``g``-th smallest label, selected as a whole
-    by the group rule of [SWS2011]_, §3.2: the group maximising
-    ``sum_{j in g} ||R^T x_j||_1``. The scores of all columns come from one
-    BLAS product ``X^T R`` per round; for float32 ``X`` the residual is cast
-    once and float32 denormals flushed to zero (they make BLAS several times
-    slower late in a path). Dense or sparse (CSR/CSC) ``X``.
-
-    Parameters
-    ----------
-    groups : array-like of shape (n_features,), default=None
-        Group label of each column (ints or strings); columns with the same
-        label form one candidate. None: every column is its own candidate.
-        Singleton groups select exactly as None does.
-
-    Attributes
-    ----------
-    n_features_in_ : int
-        Number of input features.
-    n_candidates_ : int
-        ``n_features_in_``, or the number of distinct group labels.
-    group_labels_ : ndarray of shape (n_candidates,)
-        Only with ``groups``: the sorted distinct labels; candidate ``g`` is
-        the group labelled ``group_labels_[g]``.
-    candidate_widths_ : ndarray of shape (n_candidates,), dtype intp
-        Only with ``groups``: the number of columns of each group.
-    support_ : ndarray of shape (n_features,), bool
-        After :meth:`end_scan`: the kept columns.
-
-    References
-    ----------
-    .. [SWS2011] S. Shalev-Shwartz, Y. Wexler, A. Shashua, "ShareBoost:
-       Efficient multiclass learning with feature sharing", NIPS 2011, §3.2.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mcsparse.features import RawFeatures
-    >>> X = np.array([[1.0, 0.0], [0.0, 2.0]])
-    >>> R = np.array([[1.0, -1.0], [0.5, -0.5]])  # residual rows
-    >>> RawFeatures().fit(X).best_candidate(R, np.array([], dtype=np.intp))
-    (0, 2.0)
-    """
-
-    def __init__(self, groups=None):
-        self.groups = groups
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def fit(self, X, y=None):
-        """Keep a reference to the training data for the scan.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; float32 is kept, other dtypes become float64.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RawFeatures
-            The fitted family.
-
-        Raises
-        ------
-        ValueError
-            If ``groups`` is not 1-D of length ``n_features`` or holds NaN.
-        TypeError
-            If ``groups`` mixes numbers and strings (or other objects).
-        """
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=(np.float64, np.float32))
-        self._X_fit = X.tocsc() if sp.issparse(X) else X
-        return self._set_groups(X.shape[1])
-
-    def _fit_chunks(self, chunks):
-        """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`): nothing to read."""
-        self.n_features_in_ = chunks.n_features
-        self._X_fit = None  # the chunks stay on the workers
-        return self._set_groups(chunks.n_features)
-
-    def _set_groups(self, n_features):
-        """Set ``n_candidates_`` and the group tables from ``groups``."""
-        for name in ("group_labels_", "candidate_widths_"):
-            self.__dict__.pop(name, None)
-        self._group_of = None
-        if self.groups is None:
-            self.n_candidates_ = n_features
-            return self
-        labels = np.asarray(self.groups)
-        if labels.shape != (n_features,):
-            raise ValueError(
-                f"groups must have shape (n_features,) = ({n_features},), "
-                f"got {labels.shape}"
-            )
-        labels = _check_group_labels(self.groups, labels)
-        self.group_labels_, self._group_of = np.unique(labels, return_inverse=True)
-        self._group_of = self._group_of.astype(np.intp).ravel()
-        self.candidate_widths_ = np.bincount(
-            self._group_of, minlength=self.group_labels_.size).astype(np.intp)
-        # columns sorted by group (stable: ascending within a group)
-        self._group_columns = np.argsort(self._group_of, kind="stable")
-        self._group_ptr = np.concatenate([[0], np.cumsum(self.candidate_widths_)])
-        self.n_candidates_ = self.group_labels_.size
-        return self
-
-    def group_columns(self, ids):
-        """Column indices of candidates ``ids``, concatenated in order.
-
-        Parameters
-        ----------
-        ids : array-like of int
-            Candidate ids.
-
-        Returns
-        -------
-        columns : ndarray of intp
-            For each id, its group's columns (ascending); ``ids`` itself
-            without ``groups``.
-        """
-        check_is_fitted(self)
-        ids = self._check_ids(ids, self.n_candidates_)
-        if self._group_of is None:
-            return ids
-        ptr, cols = self._group_ptr, self._group_columns
-        parts = [cols[ptr[g] : ptr[g + 1]] for g in ids]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
-
-    def best_candidate(self, residual, excluded):
-        """The candidate with the largest score outside ``excluded``.
-
-        The score of a column is ``||R^T x_j||_1``; of a group, the sum over
-        its columns (§3.2).
-
-        Parameters
-        ----------
-        residual : ndarray of shape (n_samples, n_classes), float64
-            Residual rows of the training samples.
-        excluded : ndarray of shape (n_excluded,), intp
-            Candidates that must not be returned.
-
-        Returns
-        -------
-        id : int
-            The chosen candidate (column, or group).
-        score : float
-            Its score.
-
-        Raises
-        ------
-        ValueError
-            If every candidate is excluded, ``residual`` has the wrong shape
-            or non-finite values, or a score overflows.
-        TypeError
-            If ``residual`` is sparse or does not hold real numbers.
-        """
-        self._check_scanning()
-        excluded = self._check_excluded(excluded, self.n_candidates_)
-        X = self._X_fit
-        residual = self._check_residual(residual, X.shape[0])
-        return self._pick(self._chunk_products(X, residual), excluded)
-
-    def _chunk_products(self, X, residual):
-        """``X^T R`` of shape (n_features, n_classes): the gradient columns, unnormalised.
-
-        A sum over rows: on a dask array, each row chunk gives its part.
-        """
-        return _raw_products(X, residual)
-
-    def _pick(self, products, excluded):
-        """``(id, score)`` of the best candidate from the summed ``X^T R``."""
-        return _pick_columns(products, excluded, self._group_of, self.n_candidates_)
-
-    def _chunk_columns(self, X, ids):
-        """Candidates ``ids`` on a row chunk of the training data."""
-        return _dense_columns(X, self.group_columns(ids))
-
-    def _candidate_name(self, j, input_names):
-        if getattr(self, "group_labels_", None) is not None:
-            label = self.group_labels_[j]
-            return f"group {label.item() if isinstance(label, np.generic) else label}"
-        return str(input_names[j])
-
-    def training_columns(self, ids):
-        """Return the columns of candidates ``ids`` on the training data, float64.
-
-        Parameters
-        ----------
-        ids : array-like of int
-            Candidates to return.
-
-        Returns
-        -------
-        columns : ndarray of shape (n_samples, n_columns)
-            The groups' columns side by side (``n_columns = len(ids)``
-            without ``groups``).
-        """
-        self._check_scanning()
-        return _dense_columns(self._X_fit, self.group_columns(ids))
-
-    def end_scan(self, ids):
-        """Drop the reference to the training data; ``support_`` marks ``ids``' columns.
-
-        Parameters
-        ----------
-        ids : array-like of int
-            The selected candidates.
-
-        Returns
-        -------
-        self : RawFeatures
-            The family, which can no longer select.
-        """
-        check_is_fitted(self)
-        self.support_ = np.zeros(self.n_features_in_, dtype=bool)
-        self.support_[self.group_columns(ids)] = True
-        self._X_fit = None
-        return self
-
-    def transform_candidates(self, X, ids):
-        """Return the columns of candidates ``ids`` in ``X``, validated, float64.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            New data.
-        ids : array-like of int
-            Candidates to return.
-
-        Returns
-        -------
-        columns : ndarray of shape (n_samples, n_columns)
-            Only these columns are read and converted: ``n_columns =
-            len(ids)`` without ``groups``, the groups' widths summed with.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=(np.float64, np.float32), reset=False)
-        return _dense_columns(X, self.group_columns(ids))
-
-
 def _input_names(family, input_features):
     """The input columns' names: given, or ``x0, x1, ...``."""
     n = family.n_features_in_
@@ -652,16 +588,34 @@ def _input_names(family, input_features):
     return names
 
 
+def training_block(family, j):
+    """Candidate ``j``'s typed training block (:meth:`CandidateFeatures.training_block`).
+
+    A family given as any object with the protocol's methods, not derived
+    from :class:`CandidateFeatures`, gives ``Dense(training_columns([j]))``.
+    """
+    if isinstance(family, CandidateFeatures):
+        return family.training_block(j)
+    return Dense(family.training_columns([j]), source=f"training_columns([{j}])")
+
+
 def fit_features(family, X):
     """Fit a candidate family on ``X`` and check what the protocol promises.
 
     Raises
     ------
     TypeError
-        If ``fit`` does not return the family itself or leaves no int
-        ``n_candidates_``.
+        If the family, a :class:`CandidateFeatures`, does not implement the
+        scan methods (``SCAN_METHODS``), or if ``fit`` does not return the
+        family itself or leaves no int ``n_candidates_``.
     """
     name = type(family).__name__
+    if isinstance(family, CandidateFeatures):
+        missing = [m for m in SCAN_METHODS
+                   if getattr(type(family), m) is getattr(CandidateFeatures, m)]
+        if missing:
+            raise TypeError(f"{name} does not implement {', '.join(missing)} of the "
+                            "CandidateFeatures protocol")
     if family.fit(X) is not family:
         raise TypeError(f"{name}.fit must return self (the fitted family)")
     n = getattr(family, "n_candidates_", None)

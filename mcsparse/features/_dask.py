@@ -8,42 +8,34 @@ parts by a tree reduction; the residual rows are computed there too, from
 the model. The refit then runs on the client, on the gathered selected
 columns, exactly as in memory. User guide: ``doc/user_guide/scaleout.rst``.
 
-A family runs on chunks when it implements, besides the protocol of
-:class:`~mcsparse.features.CandidateFeatures`:
-
-``_fit_chunks(chunks)``
-    Fit from the :class:`RowChunks` (global statistics by
-    ``chunks.map_reduce``), set ``n_features_in_`` and ``n_candidates_``.
-``_chunk_products(X_c, R_c)``
-    The chunk's part of the unnormalised gradient columns of every
-    candidate, (n_candidates, n_classes) (or per column, for groups).
-``_pick(products, excluded)``
-    ``(id, score)`` from the summed parts: what ``best_candidate`` returns.
-``_chunk_columns(X_c, ids)``
-    Candidates ``ids`` on the chunk, (n_rows, width) float64.
-
-:class:`~mcsparse.features.RawFeatures`,
+A family runs on chunks when it derives from
+:class:`~mcsparse.features._chunk_scan.ChunkScan` (and implements its
+row-chunk methods ``_fit_chunks``, ``_chunk_products``, ``_pick`` and
+``_chunk_columns``): :class:`~mcsparse.features.RawFeatures`,
 :class:`~mcsparse.features.DecisionStumps` (with ``max_bins``) and
-:class:`~mcsparse.features.ConvMaxTemplates` do. A family may also define
-``_chunk_features(X_c)``: each chunk is then replaced on its worker by its
-candidate matrix, which the other methods read (the template responses of
-``ConvMaxTemplates``), so that the whole matrix never exists in one place.
-And ``_chunk_scanner()``: the object whose ``_chunk_products``, ``_pick``
-and ``_chunk_columns`` the round's tasks call instead of the family's. It
-travels with every task (tens a round), so it should be small: once the
-chunks hold the template responses, ``ConvMaxTemplates`` is scanned as raw
-columns, without its templates.
+:class:`~mcsparse.features.ConvMaxTemplates` do. A family with
+``_replaces_chunks`` has each chunk replaced on its worker by its candidate
+matrix, ``_chunk_features(X_c)``, which the other methods read (the template
+responses of ``ConvMaxTemplates``), so that the whole matrix never exists in
+one place. ``_chunk_scanner()`` gives the object whose ``_chunk_products``,
+``_pick`` and ``_chunk_columns`` the round's tasks call (the family itself by
+default). It travels with every task (tens a round), so it should be small:
+once the chunks hold the template responses, ``ConvMaxTemplates`` is scanned
+as raw columns, without its templates.
+
+:class:`DaskCandidates` is a generic runner of such a family: it is told the
+labels, weights and loss (:class:`~mcsparse.features._chunk_scan.ScanLabels`)
+by the solver, never reads the solver's objects.
 """
 
 import numpy as np
 
 from ..utils._dask import check_finite_chunk, current_client
 from ._base import CandidateFeatures
+from ._chunk_scan import ChunkScan, ModelScan
 
 #: Parts added per task of the tree reduction.
 SPLIT_EVERY = 8
-
-_CHUNK_METHODS = ("_fit_chunks", "_chunk_products", "_pick", "_chunk_columns")
 
 
 def _aligned(a):
@@ -254,7 +246,7 @@ class RowChunks:
         self.futures, self._labels = [], None
 
 
-class DaskCandidates(CandidateFeatures):
+class DaskCandidates(CandidateFeatures, ModelScan):
     """A candidate family scanned on a dask array, chunk by chunk, on the workers.
 
     The family is fitted from the chunks (``family._fit_chunks``). Each
@@ -268,8 +260,8 @@ class DaskCandidates(CandidateFeatures):
 
     Parameters
     ----------
-    family : CandidateFeatures
-        An unfitted family with the row-chunk methods (module docstring).
+    family : CandidateFeatures and ChunkScan
+        An unfitted family that runs on chunks (module docstring).
     client : distributed.Client, default=None
         None: the current client (``distributed.default_client()``).
 
@@ -303,29 +295,28 @@ class DaskCandidates(CandidateFeatures):
         Raises
         ------
         TypeError
-            If the family does not run on chunks.
+            If the family is not a :class:`~mcsparse.features._chunk_scan.ChunkScan`.
         ValueError
             If a chunk holds NaN or infinity (named), or the family refuses
             its parameters on chunks.
         """
-        missing = [m for m in _CHUNK_METHODS if not callable(getattr(self.family, m, None))]
-        if missing:
+        if not isinstance(self.family, ChunkScan):
             raise TypeError(
-                f"{type(self.family).__name__} does not run on dask arrays (it lacks "
-                f"{', '.join(missing)}): use features='raw', DecisionStumps(max_bins=...) or "
-                "ConvMaxTemplates"
+                f"{type(self.family).__name__} does not run on dask arrays (it is not a "
+                "ChunkScan family, with the row-chunk methods _fit_chunks, _chunk_products, "
+                "_pick and _chunk_columns): use features='raw', DecisionStumps(max_bins=...) "
+                "or ConvMaxTemplates"
             )
         self._chunks = RowChunks(X, self.client)
         self._gathered = {}
         self.family_ = self.family._fit_chunks(self._chunks)
-        if callable(getattr(self.family_, "_chunk_features", None)):
+        if self.family_._replaces_chunks:
             # the candidates' matrix, per chunk: what the other methods read
             self._chunks.transform(self.family_._chunk_features)
         # What every chunk task of a round is sent: the family, or the small
         # object that scans its transformed chunks (the templates, 0.2 MB,
         # would otherwise cross the scheduler with each of tens of tasks a round)
-        scanner = getattr(self.family_, "_chunk_scanner", None)
-        self._scanner = scanner() if callable(scanner) else self.family_
+        self._scanner = self.family_._chunk_scanner()
         self.n_features_in_ = self.family_.n_features_in_
         self.n_candidates_ = self.family_.n_candidates_
         widths = getattr(self.family_, "candidate_widths_", None)
@@ -372,21 +363,23 @@ class DaskCandidates(CandidateFeatures):
         products = chunks.map_reduce(self._scanner._chunk_products, _add, per_chunk=(parts,))
         return self._scanner._pick(products, excluded)
 
-    def best_candidate_for_model(self, objective, selected, coef, intercept, excluded):
+    def best_candidate_for_model(self, labels, selected, coef, intercept, excluded):
         """:meth:`best_candidate` at a model: the residual is computed on the workers.
 
         Each worker computes its chunks' selected columns (from the chunk and
         the ids: a slice of the candidate matrix, or the stumps'
-        comparisons), their scores, the residual rows by the objective's
-        loss and its part of ``X^T R``; only ``coef`` and ``intercept``
-        travel to the workers, and the summed products back. A task depends
-        on its chunk and labels alone, whatever the number of rounds.
+        comparisons), their scores, the residual rows by the given loss
+        and its part of ``X^T R``; only ``coef`` and ``intercept`` travel
+        to the workers, and the summed products back. A task depends on its
+        chunk and labels alone, whatever the number of rounds.
 
         Parameters
         ----------
-        objective : LinearObjective
-            Gives the loss, the labels and the (scaled) sample weights, sent
-            to the workers on the first call.
+        labels : ScanLabels
+            The labels ``y``, the (scaled) sample weights and the loss
+            (:class:`~mcsparse.features._chunk_scan.ScanLabels`, or any
+            object with these attributes); ``y`` and the weights are sent to
+            the workers on the first call.
         selected : sequence of int
             The selected candidates, in the order of ``coef``'s columns.
         coef : ndarray of shape (n_scores, n_columns)
@@ -403,20 +396,19 @@ class DaskCandidates(CandidateFeatures):
         self._check_scanning()
         chunks = self._chunks
         excluded = self._check_excluded(excluded, self.n_candidates_)
-        labels = chunks.labels(objective.y, objective.sample_weight)
+        per_chunk = chunks.labels(labels.y, labels.sample_weight)
         products = chunks.map(
-            _model_products, per_chunk=labels,
+            _model_products, per_chunk=per_chunk,
             shared=(self._scanner, np.asarray(selected, dtype=np.intp).reshape(-1),
                     np.ascontiguousarray(coef, dtype=np.float64),
-                    np.ascontiguousarray(intercept, dtype=np.float64), objective.loss))
+                    np.ascontiguousarray(intercept, dtype=np.float64), labels.loss))
         # the pick runs on the workers, and the chosen candidate's columns are
         # computed there at once: one round trip per round
         pick = chunks.tree(products, _add, _pick, (self._scanner, excluded))
         columns = chunks.map(_picked_columns, shared=(self._scanner, pick))
         (j, score), *parts = chunks._get(products, [pick, *columns])
         self._gathered[j] = np.concatenate(parts)
-        if hasattr(self.family_, "_definitions"):  # the stump's threshold, for its name
-            self.family_._definition(j)
+        self.family_._picked(j)  # on the client, as best_candidate in memory notes it
         return j, score
 
     def training_columns(self, ids):

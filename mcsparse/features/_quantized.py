@@ -7,7 +7,7 @@ with, per block and column, an offset ``low`` and a step:
 step of the original. The scan's product ``Phi^T R`` is computed block by
 block from the codes, ``step * (codes^T R) + low * (1^T R)``: the codes are
 cast to float32 in a buffer of one block, one float32 BLAS product per block
-(as :func:`~mcsparse.features._base._raw_products` for a float32 matrix).
+(as :func:`~mcsparse.features._raw._raw_products` for a float32 matrix).
 A quarter of the float32 matrix's memory.
 """
 

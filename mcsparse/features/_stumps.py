@@ -6,7 +6,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._ties import first_best, tie_cutoff
 from ..utils.validation import check_int
-from ._base import CandidateFeatures
+from ._base import CandidateFeatures, Cuts
+from ._chunk_scan import ChunkScan
 from ._stumps_fast import scan_stumps
 
 
@@ -190,7 +191,7 @@ def _merge_value_counts(*parts):
     return merged
 
 
-class DecisionStumps(CandidateFeatures):
+class DecisionStumps(CandidateFeatures, ChunkScan):
     r"""All decision stumps ``1[v_f <= theta]``: a ShareBoost candidate family.
 
     The candidates are, for every original feature ``f`` and every threshold
@@ -431,6 +432,10 @@ class DecisionStumps(CandidateFeatures):
         """Stumps ``ids`` on a row chunk of the training data."""
         return self._columns(X, ids)
 
+    def _picked(self, j):
+        """Keep the definition of stump ``j``, picked on the workers, for its name."""
+        self._definition(j)
+
     def _definition(self, stump_id):
         try:
             return self._definitions[stump_id]
@@ -502,6 +507,30 @@ class DecisionStumps(CandidateFeatures):
         # family's ranks are writeable again)
         self._ranks.flags.writeable = False
         return self._ranks[f], stump_id - int(self._offsets[f])
+
+    def training_block(self, j):
+        """Stump ``j``'s training column as ``Cuts(codes, cut)`` (:meth:`training_cuts`).
+
+        Parameters
+        ----------
+        j : int
+            A stump id.
+
+        Returns
+        -------
+        block : Cuts or Dense
+            ``Dense(training_columns([j]))`` when ``training_cuts`` gives
+            None (a family fitted on chunks).
+
+        Raises
+        ------
+        ValueError
+            If ``training_cuts`` returns neither None nor a pair.
+        """
+        out = self.training_cuts(j)
+        if out is None:
+            return super().training_block(j)
+        return Cuts.from_pair(out, f"{type(self).__name__}.training_cuts({j})")
 
     def end_scan(self, ids):
         """Free the ranks and keep the stumps ``ids``.

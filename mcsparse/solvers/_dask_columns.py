@@ -16,6 +16,8 @@ import copy
 
 import numpy as np
 
+from ..features._base import Dense, TrainingBlock
+from ..features._chunk_scan import ModelScan
 from ._design import SelectedColumns, check_block
 
 #: The default client budget for gathered selected columns.
@@ -38,7 +40,7 @@ def client_budget():
 
 def columns_store(features, n_samples, capacity, n_threads):
     """The store of a path: on the workers when the family's rows are and the budget says so."""
-    chunks = getattr(features, "row_chunks", None)
+    chunks = features.row_chunks if isinstance(features, ModelScan) else None
     widths = getattr(features, "candidate_widths_", None)
     width = 1 if widths is None or len(widths) == 0 else int(np.max(widths))
     if chunks is not None and 8 * n_samples * capacity * width > client_budget():
@@ -115,8 +117,14 @@ class DaskColumns:
         """Store ``block`` (n_samples, width) as columns ``start ..``, on the workers.
 
         The columns are centred with their (weighted) mean over all rows
-        when ``center``; each chunk's rows travel to its worker.
+        when ``center``; each chunk's rows travel to its worker. A typed
+        block (:class:`~mcsparse.features._base.TrainingBlock`) is stored as
+        its dense columns.
         """
+        if isinstance(block, Dense):
+            block = block.values
+        elif isinstance(block, TrainingBlock):
+            block = block.toarray()
         block = check_block(block, start, self.n_samples, self.n_columns)
         shift = (np.average(block, axis=0, weights=sample_weight) if center
                  else np.zeros(block.shape[1]))

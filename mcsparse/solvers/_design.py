@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
+from ..features._base import Cuts, Dense, RowSubset, TrainingBlock
 from ..utils.validation import check_int, may_be_written
 from ._objective_fast import (dense_matmul, dense_rmatmul, dense_value_grad, groups_matmul,
                               groups_rmatmul, cuts_value_grad)
@@ -280,9 +281,15 @@ class SelectedColumns:
         samples is kept as its non-zero rows; other columns go to the dense
         buffers, centred when ``center`` (the intercept absorbs the shift).
 
+        A family's typed block
+        (:class:`~mcsparse.features._base.TrainingBlock`) is kept as its type
+        allows: a ``Dense`` block as its values, a ``RowSubset`` by reference
+        to its shared values (:meth:`put_rows`), ``Cuts`` as a stump with its
+        codes (:meth:`put_cut`).
+
         Parameters
         ----------
-        block : ndarray of shape (n_samples, width)
+        block : ndarray of shape (n_samples, width), Dense, RowSubset or Cuts
             The columns, finite reals.
         start : int
             Index of the first column, at most ``n_columns``.
@@ -293,8 +300,24 @@ class SelectedColumns:
         shift : ndarray of shape (width,), default=None
             Given means: the columns are stored dense, centred by ``shift``
             (a chunk of rows of a distributed store, centred like the whole
-            columns; ``center`` is then ignored).
+            columns; ``center`` is then ignored; a typed block is then
+            stored as its dense columns).
+
+        Raises
+        ------
+        ValueError, TypeError
+            If the block is not finite reals of shape (n_samples, width), or
+            ``start``, ``sample_weight`` or ``shift`` is invalid (for a
+            ``RowSubset`` or ``Cuts``: as :meth:`put_rows`, :meth:`put_cut`);
+            the store is then left as it was.
         """
+        if isinstance(block, Dense):
+            block = block.values
+        elif isinstance(block, TrainingBlock):
+            if shift is None:
+                return self._put_typed(block, start, center=center,
+                                       sample_weight=sample_weight)
+            block = block.toarray()
         block = check_block(block, start, self.n_samples, self.n_columns)
         sample_weight = _check_weights(sample_weight, self.n_samples)
         width = block.shape[1]
@@ -318,6 +341,23 @@ class SelectedColumns:
         else:
             self._put_dense(block, shift, start)
         self._append_scales(shift, np.abs(block - shift).max(axis=0, initial=0.0), start)
+
+    def _put_typed(self, block, start, **kw):
+        """A ``RowSubset`` or ``Cuts`` block, by the method that keeps it as it is.
+
+        A store without that method (a subclass that removes it) keeps the
+        block's dense columns, as ``put`` of an array does.
+        """
+        if isinstance(block, RowSubset):
+            keep, parts = getattr(self, "put_rows", None), (block.rows, block.values)
+        elif isinstance(block, Cuts):
+            keep, parts = getattr(self, "put_cut", None), (block.codes, block.cut)
+        else:
+            raise TypeError(f"block must be an array, Dense, RowSubset or Cuts, got "
+                            f"{type(block).__name__}")
+        if keep is None:
+            return self.put(block.toarray(), start, **kw)
+        return keep(*parts, start, **kw)
 
     def _append_scales(self, shift, scale, start):
         self.shift = np.concatenate([self.shift[:start], shift])

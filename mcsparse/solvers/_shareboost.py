@@ -16,7 +16,9 @@ from joblib import effective_n_jobs
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
-from ..features._base import RawFeatures
+from ..features._base import Dense, RowSubset, training_block
+from ..features._chunk_scan import ModelScan, ScanLabels
+from ..features._raw import RawFeatures
 from ..loss import MulticlassLogisticLoss, make_penalty
 from ..loss._multiclass_logistic import _LogisticLoss
 from ..loss._penalties import SMOOTH_PENALTIES
@@ -167,9 +169,14 @@ def _checked_candidate(features, j, score, selected):
     return j, score
 
 
-def _training_block(features, j, n_samples, width):
-    """Candidate ``j`` on the training data, checked: finite, (n_samples, width)."""
-    block = np.asarray(features.training_columns([j]), dtype=np.float64)
+def _training_block(features, j, n_samples, width, block=None):
+    """Candidate ``j`` on the training data, checked: finite, (n_samples, width).
+
+    ``block``: the family's ``training_columns([j])`` when already read.
+    """
+    if block is None:
+        block = features.training_columns([j])
+    block = np.asarray(block, dtype=np.float64)
     if block.shape != (n_samples, width):
         raise ValueError(
             f"{type(features).__name__}.training_columns([{j}]) has shape "
@@ -181,6 +188,20 @@ def _training_block(features, j, n_samples, width):
             "or infinity"
         )
     return block
+
+
+def _check_agrees(typed, dense, j):
+    """Refuse a typed block (rows, cuts) that is not the training columns ``dense``."""
+    name = typed.source
+    if isinstance(typed, RowSubset) and np.shape(typed.values) != dense.shape:
+        raise ValueError(f"{name} gives values of shape {np.shape(typed.values)}, expected "
+                         f"{dense.shape}")
+    try:
+        columns = typed.toarray()
+    except ValueError as exc:
+        raise ValueError(f"{name} {exc}") from None
+    if columns.shape != dense.shape or not np.array_equal(columns, dense):
+        raise ValueError(f"{name} disagrees with training_columns([{j}])")
 
 
 def candidate_widths(features):
@@ -362,73 +383,43 @@ class _PathState:
                 self.curvature.reset(self.objective, p, self.border_work(0, p))
 
     def block(self, j):
-        """Candidate ``j``'s training columns (the last one read is kept)."""
+        """Candidate ``j``'s training columns, dense (the last candidate read is kept)."""
+        return self._read(j)[2]
+
+    def _read(self, j):
+        """``(j, typed block, dense columns)`` of candidate ``j``, checked.
+
+        A block other than :class:`Dense` (row subsets, stump cuts) must equal
+        the family's ``training_columns([j])``.
+        """
         if self._block is None or self._block[0] != j:
-            self._block = (j, _training_block(self.features, j, self.columns.n_samples,
-                                              self.width(j)))
-        return self._block[1]
+            n, width = self.columns.n_samples, self.width(j)
+            typed = training_block(self.features, j)
+            if isinstance(typed, Dense):
+                dense = _training_block(self.features, j, n, width, typed.values)
+            else:
+                dense = _training_block(self.features, j, n, width)
+                if typed.source is None:
+                    typed.source = f"{type(self.features).__name__}.training_block({j})"
+                _check_agrees(typed, dense, j)
+            self._block = (j, typed, dense)
+        return self._block
 
     def put(self, j, start):
         """Store candidate ``j``'s training columns from column ``start`` on.
 
-        A family that gives a candidate as rows of one matrix
-        (``training_rows``, the anchor pieces) has it stored by reference
-        where the store can (``put_rows``); others as its training block.
+        The store keeps the family's typed block as its type allows
+        (:meth:`SelectedColumns.put`): a row subset by reference (the anchor
+        pieces), stump cuts with their codes, dense columns as they are.
         """
+        _, typed, dense = self._read(j)
         kw = dict(center=self.fit_intercept, sample_weight=self.sample_weight)
-        if hasattr(self.features, "training_cuts") and hasattr(self.columns, "put_cut"):
-            name = f"{type(self.features).__name__}.training_cuts({j})"
-            cut = self._training_cuts(j, name)
-            if cut is not None:
-                try:
-                    return self.columns.put_cut(*cut, start, **kw)
-                except (TypeError, ValueError) as exc:
-                    raise type(exc)(f"{name}: {exc}") from None
-        if not (hasattr(self.features, "training_rows") and hasattr(self.columns, "put_rows")):
-            return self.columns.put(self.block(j), start, **kw)
-        name = f"{type(self.features).__name__}.training_rows({j})"
-        rows, values = self._training_rows(j, name)
+        if isinstance(typed, Dense):
+            return self.columns.put(dense, start, **kw)
         try:
-            self.columns.put_rows(rows, values, start, **kw)
+            self.columns.put(typed, start, **kw)
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{name}: {exc}") from None
-
-    def _training_cuts(self, j, name):
-        """Stump ``j`` as ``(codes, cut)``, checked against its training column, or None."""
-        out = self.features.training_cuts(j)
-        if out is None:
-            return None
-        try:
-            codes, cut = out
-            column = (np.asarray(codes) <= cut)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must return a pair (codes, cut) or None, got "
-                             f"{type(out).__name__}") from None
-        if self.width(j) != 1 or column.shape != (self.columns.n_samples,) \
-                or not np.array_equal(column, self.block(j)[:, 0]):
-            raise ValueError(f"{name} disagrees with training_columns([{j}])")
-        return codes, cut
-
-    def _training_rows(self, j, name):
-        """Candidate ``j`` as ``(rows, values)``, checked against its training block."""
-        out = self.features.training_rows(j)
-        try:
-            rows, values = out
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must return a pair (rows, values), got "
-                             f"{type(out).__name__}") from None
-        if np.shape(values) != (self.columns.n_samples, self.width(j)):
-            raise ValueError(f"{name} gives values of shape {np.shape(values)}, expected "
-                             f"({self.columns.n_samples}, {self.width(j)})")
-        try:
-            expected = np.zeros(np.shape(values))
-            expected[rows] = np.asarray(values)[rows]
-        except (IndexError, TypeError, ValueError) as exc:
-            raise ValueError(f"{name} gives rows that do not index its values: {exc}") \
-                from None
-        if not np.array_equal(expected, self.block(j)):
-            raise ValueError(f"{name} disagrees with training_columns([{j}])")
-        return rows, values
+            raise type(exc)(f"{typed.source}: {exc}") from None
 
     def _signature(self, j):
         """Key of ``j``'s columns: equal columns give equal bytes (same products)."""
@@ -628,10 +619,12 @@ def _choose(state, selection, excluded):
         state.objective.value_grad(result[0].params, state.columns.n_columns)
         return j, score, result
     if selection == "gradient_l1":
-        if hasattr(features, "best_candidate_for_model"):  # the residual is made remotely
+        if isinstance(features, ModelScan):  # the residual is made next to the data
             W, b = state.model()
-            j, score = features.best_candidate_for_model(state.objective, state.selected,
-                                                         W, b, excluded)
+            objective = state.objective
+            labels = ScanLabels(objective.y, objective.sample_weight, objective.loss)
+            j, score = features.best_candidate_for_model(labels, state.selected, W, b,
+                                                         excluded)
         else:
             j, score = features.best_candidate(state.objective.residual, excluded)
         j, score = _checked_candidate(features, j, score, set(excluded.tolist()))
