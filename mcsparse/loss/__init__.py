@@ -10,6 +10,7 @@ from ._multiclass_logistic import (
     MulticlassLogisticLoss,
     multiclass_logistic_loss,
 )
+from ._softmax import SoftmaxLoss
 from ._penalties import Frobenius, MixedNorm, SmoothedLinfOne, make_penalty
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "MixedNorm",
     "MulticlassLogisticLoss",
     "SmoothedLinfOne",
+    "SoftmaxLoss",
     "make_penalty",
     "multiclass_logistic_loss",
 ]

@@ -73,8 +73,9 @@ class ValidationMonitor:
         block = self.features.transform_candidates(self.X_val, [info.feature])
         columns = self.objective.columns
         columns.put(block, info.coef.shape[1] - block.shape[1])
-        self.losses_.append(self.objective.loss_value(info.coef, info.intercept))
-        wrong = np.argmax(self.objective.scores, axis=1) != self.y_val
+        scores = self.objective.scores_at(info.coef, info.intercept)
+        self.losses_.append(self.objective.loss_at(scores)[0])
+        wrong = np.argmax(scores, axis=1) != self.y_val
         self.errors_.append(float(np.average(wrong.astype(float), weights=self.sample_weight)))
         if self.n_iter_no_change is not None:
             best = int(np.argmin(self.losses_))
