@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..features import RawFeatures
 from ..features._base import fit_features
 from ..features._dask import DaskCandidates
+from ..loss import LOSSES, make_loss
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, default_alpha, shareboost_path
 from ..solvers._monitor import ValidationMonitor
@@ -304,6 +305,10 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         search, with a ``ConvergenceWarning``. To choose ``alpha`` and the
         number of features on the training data, use
         :class:`ShareBoostClassifierCV` (one path per fold and ``alpha``).
+    loss : {"margin_logistic", "softmax"}, default="margin_logistic"
+        The loss on the scores: "margin_logistic" is the paper's eq. (3),
+        the soft-max loss with margin 1; "softmax" the plain soft-max
+        (cross-entropy) loss (:mod:`mcsparse.loss`).
     penalty : {"fro", "linf1_smooth"}, default="fro"
         The penalty on ``W`` (never on the intercept), §3.3: "fro" is
         :math:`\alpha \|W\|_F^2`; "linf1_smooth" the smoothed mixed norm
@@ -521,6 +526,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         features="raw",
         selection="gradient_l1",
         alpha="auto",
+        loss="margin_logistic",
         penalty="fro",
         beta=10.0,
         fit_intercept=True,
@@ -537,6 +543,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         self.features = features
         self.selection = selection
         self.alpha = alpha
+        self.loss = loss
         self.penalty = penalty
         self.beta = beta
         self.fit_intercept = fit_intercept
@@ -551,7 +558,8 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
 
     def _check_params(self):
         super()._check_params()
-        for name, allowed in (("selection", SELECTION_RULES), ("penalty", PENALTIES)):
+        for name, allowed in (("selection", SELECTION_RULES), ("loss", tuple(LOSSES)),
+                              ("penalty", PENALTIES)):
             value = getattr(self, name)
             if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
@@ -646,6 +654,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             callback=self.callback if monitor is None else monitor,
             verbose=int(self.verbose), selection=self.selection, penalty=self.penalty,
             beta=float(self.beta), init_path=self._path if warm else None,
+            loss=make_loss(self.loss),
         )
         return self._set_path(path, monitor, X.shape[1])
 
@@ -679,6 +688,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
                 sample_weight=sample_weight, tol=float(self.tol),
                 max_iter=int(self.max_iter), callback=self.callback,
                 verbose=int(self.verbose), penalty=self.penalty, beta=float(self.beta),
+                loss=make_loss(self.loss),
             )
         finally:
             scan.release()

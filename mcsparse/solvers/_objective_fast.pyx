@@ -1,16 +1,13 @@
 # Products with the dense selected columns of ShareBoost's refit, and the fused
 # pass scores -> loss -> gradient over them.
 #
-# The columns are stored Fortran-ordered (n_rows, capacity), float32 or
-# float64; their first p columns, minus a per-column shift (the centring), are
-# the matrix Xc of the products. Rows are processed in sub-blocks of about
-# 256 KB of float64: a float32 (or shifted) sub-block is converted once into
-# a float64 buffer, so that the two products of the fused pass (scores, then
-# gradient) read it from cache and accumulate in float64 (dgemm). An unshifted
-# float64 store is read in place.
-#
-# The plain-NumPy twins are in mcsparse.solvers._design (dense and group products)
-# and mcsparse.solvers._thresholds (threshold columns).
+# The columns are stored Fortran-ordered (n_rows, capacity), float32 or float64;
+# their first p columns minus a per-column shift (the centring) are the matrix Xc
+# of the products. Rows go in sub-blocks of about 256 KB of float64: a float32 (or
+# shifted) sub-block is converted once into a float64 buffer that both products of
+# the fused pass (scores, then gradient, around the loss's row kernel) read from
+# cache, accumulating in float64 (dgemm); an unshifted float64 store is read in
+# place. NumPy twins: mcsparse.solvers._design and mcsparse.solvers._thresholds.
 
 from libc.limits cimport INT_MAX
 from libc.stdlib cimport calloc, free, malloc
@@ -78,6 +75,27 @@ cdef int _check(const store_t[::1, :] X, const double[::1] shift, intp_t p) exce
         raise ValueError(f"p={p} is outside [0, {X.shape[1]}] (the stored columns)")
     if shift is not None and shift.shape[0] < p:
         raise ValueError(f"shift has {shift.shape[0]} entries, fewer than p={p}")
+    return 0
+
+
+cdef int _check_fused(intp_t n, intp_t p, const double[:, ::1] Wt, const double[::1] intercept,
+                      const intp_t[::1] y, const double[::1] sample_weight, RowKernel kernel,
+                      double[:, ::1] scores, double[:, ::1] residual, double[:, ::1] grad_Wt,
+                      double[::1] grad_intercept, tuple inputs) except -1:
+    """The fused passes' checks: shapes, labels, no output sharing memory with an input."""
+    cdef intp_t k = Wt.shape[1]
+    if (Wt.shape[0] != p or intercept.shape[0] != k or y.shape[0] != n or scores.shape[0] != n
+            or scores.shape[1] != k or residual.shape[0] != n or residual.shape[1] != k
+            or grad_Wt.shape[0] != p or grad_Wt.shape[1] != k or grad_intercept.shape[0] != k):
+        raise ValueError("the arrays of the fused pass have inconsistent shapes")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("sample_weight has the wrong length")
+    kernel.check(y, k)
+    _check_apart(inputs + ((Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
+                           (None if sample_weight is None else sample_weight.base,
+                            "sample_weight")),
+                 ((scores.base, "scores"), (residual.base, "residual"),
+                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
     return 0
 
 
@@ -171,16 +189,14 @@ def dense_rmatmul(const store_t[::1, :] X not None, const double[::1] shift, int
 def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, intp_t p,
                      const double[:, ::1] Wt not None, const double[::1] intercept not None,
                      const intp_t[::1] y not None, const double[::1] sample_weight,
-                     RowKernel kernel not None,
-                     double[:, ::1] scores not None, double[:, ::1] residual not None,
-                     double[:, ::1] grad_Wt not None, double[::1] grad_intercept not None):
+                     RowKernel kernel not None, double[:, ::1] scores not None,
+                     double[:, ::1] residual not None, double[:, ::1] grad_Wt not None,
+                     double[::1] grad_intercept not None):
     """The fused pass: scores, loss and gradient of the rows of ``X``.
 
-    ``scores = Xc[:, :p] @ Wt + intercept``; the loss's row kernel gives
-    ``residual`` (rows ``w_i dl/ds_i``) and the weighted loss sum; then ``grad_Wt =
-    Xc[:, :p].T @ residual`` and ``grad_intercept`` the column sums of
-    ``residual``. One sub-block of rows at a time, so that both products
-    read it from cache.
+    ``scores = Xc[:, :p] @ Wt + intercept``; the loss's row kernel gives ``residual``
+    (rows ``w_i dl/ds_i``) and the weighted loss sum; then ``grad_Wt = Xc[:, :p].T @
+    residual`` and ``grad_intercept`` its column sums, a sub-block of rows at a time.
 
     Parameters
     ----------
@@ -204,32 +220,19 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
     """
     _check(X, shift, p)
     cdef intp_t n = X.shape[0], k = Wt.shape[1], nb, i0, r, c
-    if (Wt.shape[0] != p or intercept.shape[0] != k or y.shape[0] != n
-            or scores.shape[0] != n or scores.shape[1] != k
-            or residual.shape[0] != n or residual.shape[1] != k
-            or grad_Wt.shape[0] != p or grad_Wt.shape[1] != k
-            or grad_intercept.shape[0] != k):
-        raise ValueError("the arrays of the fused pass have inconsistent shapes")
-    if sample_weight is not None and sample_weight.shape[0] != n:
-        raise ValueError("sample_weight has the wrong length")
-    kernel.check(y, k)
-    _check_apart(((X.base, "X"), (None if shift is None else shift.base, "shift"),
-                  (Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
-                  (None if sample_weight is None else sample_weight.base, "sample_weight")),
-                 ((scores.base, "scores"), (residual.base, "residual"),
-                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
+    _check_fused(n, p, Wt, intercept, y, sample_weight, kernel, scores, residual, grad_Wt,
+                 grad_intercept, ((X.base, "X"),
+                                  (shift.base if shift is not None else None, "shift")))
     cdef int k_ = <int> k, n_, p_ = <int> p, ld
     cdef double one = 1.0, zero = 0.0, beta = 0.0, total = 0.0
-    cdef bint weighted = sample_weight is not None
     cdef const double* sh = NULL if shift is None or shift.shape[0] == 0 else &shift[0]
     cdef double* buf = NULL
     cdef double* block = NULL
     cdef double[::1] no_rows = None
     grad_intercept[:] = 0.0
-    if p > 0:
-        grad_Wt[:, :] = 0.0
     nb = _sub_rows(p)
     if p > 0:
+        grad_Wt[:, :] = 0.0
         buf = <double*> malloc(nb * p * sizeof(double))
         if buf == NULL:
             raise MemoryError()
@@ -248,8 +251,8 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
                 for r in range(i0, i0 + n_):
                     for c in range(k):
                         scores[r, c] = intercept[c]
-            total += kernel.rows(scores, y, sample_weight, weighted, residual, no_rows,
-                                 i0, i0 + n_)
+            total += kernel.rows(scores, y, sample_weight, sample_weight is not None,
+                                 residual, no_rows, i0, i0 + n_)
             _add_rows(residual, i0, i0 + n_, grad_intercept)
             if p > 0:
                 # grad_Wt.T (k x p) += residual[i0:].T (k x n_) @ block (n_ x p)
@@ -743,8 +746,9 @@ def cuts_value_grad(const int[:, ::1] slots not None, const int[:, ::1] order no
                     const intp_t[::1] cols not None, const double[::1] shift not None,
                     const double[:, ::1] Wt not None, const double[::1] intercept not None,
                     const intp_t[::1] y not None, const double[::1] sample_weight,
-                    RowKernel kernel not None, double[:, ::1] scores not None, double[:, ::1] residual not None,
-                    double[:, ::1] grad_Wt not None, double[::1] grad_intercept not None):
+                    RowKernel kernel not None, double[:, ::1] scores not None,
+                    double[:, ::1] residual not None, double[:, ::1] grad_Wt not None,
+                    double[::1] grad_intercept not None):
     """The fused pass over threshold columns: :func:`dense_value_grad`'s outputs.
 
     ``scores = intercept`` plus :func:`slots_matmul`; the loss kernel gives
@@ -767,34 +771,22 @@ def cuts_value_grad(const int[:, ::1] slots not None, const int[:, ::1] order no
     cdef double* table
     cdef double* padded
     cdef double[::1] no_rows = None
-    if (intercept.shape[0] != k or y.shape[0] != n or scores.shape[1] != k
-            or residual.shape[0] != n or residual.shape[1] != k or grad_Wt.shape[0] != p
-            or grad_Wt.shape[1] != k or grad_intercept.shape[0] != k):
-        raise ValueError("the arrays of the fused pass have inconsistent shapes")
-    if sample_weight is not None and sample_weight.shape[0] != n:
-        raise ValueError("sample_weight has the wrong length")
     if slots.shape[0] != n or slots.shape[1] != order.shape[0]:
         raise ValueError("slots and order must have one row per row and per run")
     _check_runs(run_start, cols, shift, p, slots.shape[1])
     _check_sorted(order, ends, run_start, n)
-    kernel.check(y, k)
-    _check_apart(((slots.base, "slots"), (order.base, "order"), (ends.base, "ends"),
-                  (run_start.base, "run_start"), (cols.base, "cols"), (shift.base, "shift"),
-                  (Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
-                  (None if sample_weight is None else sample_weight.base, "sample_weight")),
-                 ((scores.base, "scores"), (residual.base, "residual"),
-                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
+    _check_fused(n, p, Wt, intercept, y, sample_weight, kernel, scores, residual, grad_Wt,
+                 grad_intercept, ((slots.base, "slots"), (order.base, "order"),
+                                  (ends.base, "ends"), (run_start.base, "run_start"),
+                                  (cols.base, "cols"), (shift.base, "shift")))
+    grad_intercept[:] = 0.0
+    grad_Wt[:, :] = 0.0
     table = _slot_table(cols.shape[0] + slots.shape[1], _stride(k))
     padded = _slot_table(n + 1, _stride(k))
     with nogil:
         for r in range(n):
             for c in range(k):
                 scores[r, c] = intercept[c]
-        for c in range(k):
-            grad_intercept[c] = 0.0
-        for r in range(p):
-            for c in range(k):
-                grad_Wt[r, c] = 0.0
         if cols.shape[0]:
             _slots_add(slots, run_start, cols, shift, Wt, scores, table)
         total = kernel.rows(scores, y, sample_weight, sample_weight is not None, residual,
