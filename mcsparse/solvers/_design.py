@@ -598,6 +598,7 @@ class SelectedColumns:
                                          residual)
         n_dense, where, shift = self._dense_part(p)
         Vd = np.ascontiguousarray(Wt[where])
+        kernel = loss.kernel
 
         def work(b):
             rows = slice(b.start, b.stop)
@@ -607,7 +608,7 @@ class SelectedColumns:
             groups = [g for g in b.groups if g[0] < p]
             if not groups:
                 value = dense_value_grad(b.dense, shift, n_dense, Vd, intercept, y[rows], w,
-                                         loss.kernel, scores[rows],
+                                         kernel, scores[rows],
                                          residual[rows], dense, g_b)
             else:  # row-sparse groups add to the scores first
                 dense_matmul(b.dense, shift, n_dense, Vd, scores[rows])
@@ -625,6 +626,7 @@ class SelectedColumns:
     def _cuts_value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
         """``value_grad`` when the first ``p`` columns are all stumps: sums by feature."""
         p, k = Wt.shape
+        kernel = loss.kernel
 
         def work(item):
             b, (slots, run_start, cols, shift, order, ends) = item
@@ -632,7 +634,7 @@ class SelectedColumns:
             w = None if sample_weight is None else sample_weight[rows]
             grad, g_b = np.empty((p, k)), np.empty(k)
             value = cuts_value_grad(slots, order, ends, run_start, cols, shift, Wt, intercept,
-                                    y[rows], w, loss.kernel, scores[rows],
+                                    y[rows], w, kernel, scores[rows],
                                     residual[rows], grad, g_b)
             return value, grad, g_b
 

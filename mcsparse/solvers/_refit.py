@@ -436,20 +436,19 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, point=None):
     if not 0 <= gtol < np.inf:
         raise ValueError(f"gtol must be finite and >= 0, got {gtol!r}")
     max_iter = check_int(max_iter, "max_iter", low=0)
-    # a line search's trials overwrite the arrays of the last rejected trial, or of
-    # an iterate of this solve that was left behind (never those of ``point``)
-    spare, trial = [], [None]
+    # every evaluation of this solve writes into one set of arrays (never those of
+    # ``point``): a trial overwrites the scores of the current iterate, which the
+    # line search does not read (only its value and gradient)
+    work = [None]
 
     def fun(z):
-        out = trial[0] if trial[0] is not None else spare.pop() if spare else None
-        trial[0] = objective.evaluate(z, p, out=out)
-        return trial[0]
+        work[0] = objective.evaluate(z, p, out=work[0])
+        return work[0]
 
     x = params
     if not np.isfinite(x).all():
         raise ValueError("the starting point (params) holds NaN or infinity")
     here = fun(x) if point is None else point
-    trial[0] = None
     f, g = here.value, here.grad
     if not (np.isfinite(f) and np.isfinite(g).all()):
         raise ValueError("the objective or its gradient is not finite at the starting "
@@ -467,12 +466,11 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, point=None):
         # few; a run of them means the gradient is rounding noise
         noisy_steps = noisy_steps + 1 if found is not None and found[2] else 0
         if found is None or noisy_steps > _MAX_NOISY_STEPS:
+            if here is not point and here is not work[0]:  # its arrays hold a trial's
+                here = fun(x)
             return Refit(x, f, g, n_iter, "failed", gtol, here)
         t, new, _ = found
         n_iter += 1
         curvature.update(t * d, new.grad - g)
-        trial[0] = None  # accepted
-        if here is not point:
-            spare.append(here)
         x, f, g, here = x + t * d, new.value, new.grad, new
     return Refit(x, f, g, n_iter, "ok", gtol, here)
