@@ -29,6 +29,7 @@ def make_loss(name):
     Returns
     -------
     loss : Loss
+        A new instance of the loss.
 
     Raises
     ------
@@ -42,7 +43,6 @@ def make_loss(name):
 
 __all__ = [
     "BinaryLogisticLoss",
-    "LOSSES",
     "Frobenius",
     "MixedNorm",
     "MulticlassLogisticLoss",

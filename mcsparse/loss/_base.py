@@ -102,7 +102,7 @@ class Loss:
         return n_classes
 
     def n_labels(self, n_classes):
-        """Labels the loss takes for ``n_classes`` classes: ``[0, n_labels)``.
+        """Number of labels the loss takes for ``n_classes`` classes: ``[0, n_labels)``.
 
         Parameters
         ----------
@@ -286,9 +286,18 @@ class Loss:
 
         Parameters
         ----------
-        P : ndarray of shape (n_rows, k), float64, C order
-        sample_weight : ndarray of shape (n_rows,), float64, or None
-        V : ndarray of shape (n_rows, q), float64, C order
-        out : ndarray of shape (n_rows, q * kk), float64, C order, overwritten
+        P : ndarray of shape (n_rows, k)
+            The curvature state of each row (:meth:`proba`), float64, C order.
+        sample_weight : ndarray of shape (n_rows,) or None
+            Float64 weights ``w_i``, or None for ones.
+        V : ndarray of shape (n_rows, q)
+            The vectors, float64, C order.
+        out : ndarray of shape (n_rows, q * kk)
+            Float64, C order; overwritten.
+
+        Raises
+        ------
+        ValueError
+            If the shapes disagree.
         """
         self.kernel.hessian_rows(P, sample_weight, V, out)

@@ -209,7 +209,7 @@ class BinaryLogisticLoss(_LogisticLoss):
     binary = True
 
     def n_labels(self, n_classes):
-        """Labels 0 and 1 (``n_classes`` is 2).
+        """Number of labels: 0 and 1 (``n_classes`` is 2).
 
         Parameters
         ----------
