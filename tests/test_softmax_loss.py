@@ -160,3 +160,15 @@ def test_fit_through_the_classifier(selection):
     assert not np.allclose(soft.coef_, margin.coef_)
     with pytest.raises(ValueError, match="loss must be one of"):
         ShareBoostClassifier(loss="hinge").fit(X, y)
+
+
+def test_early_stopping_watches_the_path_loss():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((300, 8))
+    y = np.argmax(X[:, :3] + 0.5 * rng.standard_normal((300, 3)), axis=1)
+    clf = ShareBoostClassifier(n_features_to_select=4, loss="softmax", validation_fraction=0.3,
+                               random_state=0).fit(X, y)
+    X_val, y_val = X[clf._validation_mask], np.searchsorted(clf.classes_, y[clf._validation_mask])
+    scores = clf.decision_function(X_val)
+    np.testing.assert_allclose(clf.validation_scores_[-1],
+                               np.mean(_definition(scores, y_val)), rtol=1e-10)

@@ -750,7 +750,8 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             selected = self.selected_features_
         return ValidationMonitor(self.features_, X_val, y_val, w_val, n_classes=n_classes,
                                  n_iter_no_change=self.n_iter_no_change,
-                                 callback=self.callback, history=history, selected=selected)
+                                 callback=self.callback, history=history, selected=selected,
+                                 loss=make_loss(self.loss))
 
     def _say_early_stop(self, n_run):
         """With ``verbose``: where early stopping stopped and which round it keeps."""
