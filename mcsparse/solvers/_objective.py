@@ -406,7 +406,7 @@ class LinearObjective:
         return out
 
     def loss_at(self, scores):
-        """``(mean loss, R)`` at ``scores``, ``R`` the unnormalised rows ``w_i (p_i - e_{y_i})``."""
+        """``(mean loss, R)`` at ``scores``, ``R`` the unnormalised rows ``w_i dl/ds_i``."""
         R = np.empty_like(scores)
         value = self.loss.sum_gradient(scores, self.y, self.sample_weight, R)
         return value / self.total, R

@@ -243,7 +243,7 @@ class CarriedCurvature:
         H[m_old:m, m_old:m] = S_inv
 
     def reset(self, objective, p, work, point=None):
-        """Start from the exact Hessian of all ``p`` columns at ``point`` (or empty L-BFGS pairs)."""
+        """Start from the exact Hessian of ``p`` columns at ``point`` (or no L-BFGS pairs)."""
         self.H, self.pairs, self.n_params = None, [], 0
         self.extend(objective, 0, p, work, point)
 
