@@ -15,6 +15,7 @@ DEBUG = os.environ.get("MCSPARSE_CYTHON_DEBUG", "0") not in ("", "0")
 # One list of Cython modules: "package.module" -> sources are "package/module.pyx".
 CYTHON_MODULES = [
     "mcsparse.loss._multiclass_logistic_fast",
+    "mcsparse.loss._softmax_fast",
     "mcsparse.features._stumps_fast",
     "mcsparse.features._conv_max_fast",
     "mcsparse.features._anchors_fast",

@@ -72,6 +72,39 @@ def test_one_implementation_of_the_objective():
         assert not hits, f"{old} in {hits}"
 
 
+def _sources():
+    """``(path relative to the package, text)`` of every Python and Cython source."""
+    paths = sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.rglob("*.pyx"))
+    return [(p.relative_to(PACKAGE).as_posix(), p.read_text()) for p in paths]
+
+
+def test_one_implementation_of_the_softmax_row_hessian():
+    """``(diag(p) - p p^T) u`` is written once: ``RowKernel.hessian_row``.
+
+    The objective's Hessian products, the exact bordering's packed rows
+    (``hessian_rows``) and the selection rules' Newton terms reach it through
+    the loss object (``loss.hessian_product``, ``loss.hessian_rows``).
+    """
+    sources = _sources()
+    definers = [name for name, text in sources
+                if re.search(r"cdef void hessian_row\(", text)]
+    assert definers == ["loss/_multiclass_logistic_fast.pyx"], definers
+    # its body, p * u - p * (p . u), appears nowhere else
+    body = [name for name, text in sources if re.search(r"wp \* u\[c\] - wp \* pu", text)]
+    assert body == ["loss/_multiclass_logistic_fast.pyx"], body
+    # the copies there were: the loss's einsum, the fused module's packed loop, the
+    # Newton terms' einsums, the line search's second derivative, the NumPy twin
+    for old in (r"P \* \(U - np\.einsum", r"pc - pc \* P\[", r"bnk,bnl->bkl",
+                r"ph2 - ph \* ph", r"-P\[:, rows\] \* P\[:, cols\]",
+                r"def hessian_rows\(const"):
+        hits = [name for name, text in sources if re.search(old, text)]
+        assert not hits, f"{old} in {hits}"
+    texts = dict(sources)
+    assert "self.loss.hessian_product(" in texts["solvers/_objective.py"]
+    assert "self.loss.hessian_rows(" in texts["solvers/_objective.py"]
+    assert "loss.hessian_product(" in texts["solvers/_selection.py"]
+
+
 @pytest.mark.parametrize("subpackage", ["solvers", "estimators"])
 def test_functions_fit_on_a_screen(subpackage):
     long = []

@@ -29,18 +29,17 @@ from mcsparse.solvers._design import (
     dense_value_grad_numpy,
     groups_matmul_numpy,
     groups_rmatmul_numpy,
-    hessian_rows_numpy,
 )
+from mcsparse.loss._multiclass_logistic_fast import hessian_rows
 from mcsparse.solvers._objective import LinearObjective
 from mcsparse.solvers._objective_fast import (
     _groups_avx512,
     dense_matmul,
     dense_rmatmul,
-    dense_value_grad,
     groups_matmul,
     groups_rmatmul,
-    hessian_rows,
 )
+from logistic_entry_points import dense_value_grad, hessian_rows_numpy
 
 # rows around the sub-block sizes of the Cython pass (64 .. 4096 rows, 256 for the loss)
 SIZES = [(0, 3), (1, 1), (2, 0), (63, 5), (65, 1), (257, 7), (1100, 40), (4097, 8)]

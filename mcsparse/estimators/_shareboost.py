@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..features import RawFeatures
 from ..features._base import CandidateFeatures, fit_features
 from ..features._dask import DaskCandidates
+from ..loss import LOSSES, make_loss
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
@@ -164,6 +165,10 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         search, with a ``ConvergenceWarning``. To choose ``alpha`` and the
         number of features on the training data, use
         :class:`ShareBoostClassifierCV` (one path per fold and ``alpha``).
+    loss : {"margin_logistic", "softmax"}, default="margin_logistic"
+        The loss on the scores: "margin_logistic" is the paper's eq. (3),
+        the soft-max loss with margin 1; "softmax" the plain soft-max
+        (cross-entropy) loss (:mod:`mcsparse.loss`).
     penalty : {"fro", "linf1_smooth"}, default="fro"
         The penalty on ``W`` (never on the intercept), §3.3: "fro" is
         :math:`\alpha \|W\|_F^2`; "linf1_smooth" the smoothed mixed norm
@@ -377,6 +382,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     _parameter_constraints: dict = {
         **_BaseGreedy._parameter_constraints,
         "selection": [StrChoices(SELECTION_RULES)],
+        "loss": [StrChoices(tuple(LOSSES))],
         "penalty": [StrChoices(PENALTIES)],
         "beta": [FiniteInterval(Real, 1, None, closed="left")],
         "validation_fraction": [None, FiniteInterval(Real, 0, 1, closed="neither")],
@@ -386,13 +392,14 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     }
 
     def __init__(self, *, n_features_to_select=None, features="raw", selection="gradient_l1",
-                 alpha="auto", penalty="fro", beta=10.0, fit_intercept=True, tol=1e-4,
-                 max_iter=200, validation_fraction=None, n_iter_no_change=None,
-                 random_state=None, warm_start=False, verbose=0, callback=None):
+                 alpha="auto", loss="margin_logistic", penalty="fro", beta=10.0,
+                 fit_intercept=True, tol=1e-4, max_iter=200, validation_fraction=None,
+                 n_iter_no_change=None, random_state=None, warm_start=False, verbose=0,
+                 callback=None):
         super().__init__(n_features_to_select=n_features_to_select, features=features,
                          alpha=alpha, fit_intercept=fit_intercept, tol=tol,
                          max_iter=max_iter, verbose=verbose, random_state=random_state)
-        self.selection, self.penalty, self.beta = selection, penalty, beta
+        self.selection, self.loss, self.penalty, self.beta = selection, loss, penalty, beta
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.warm_start, self.callback = warm_start, callback
@@ -484,6 +491,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             callback=self.callback if monitor is None else monitor,
             verbose=int(self.verbose), selection=self.selection, penalty=self.penalty,
             beta=float(self.beta), init_path=self._path if warm else None,
+            loss=make_loss(self.loss),
         )
         return self._set_path(path, monitor, X.shape[1])
 
@@ -516,6 +524,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
                 sample_weight=sample_weight, tol=float(self.tol),
                 max_iter=int(self.max_iter), callback=self.callback,
                 verbose=int(self.verbose), penalty=self.penalty, beta=float(self.beta),
+                loss=make_loss(self.loss),
             )
         finally:
             scan.release()
@@ -577,7 +586,8 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             selected = self.selected_features_
         return ValidationMonitor(self.features_, X_val, y_val, w_val, n_classes=n_classes,
                                  n_iter_no_change=self.n_iter_no_change,
-                                 callback=self.callback, history=history, selected=selected)
+                                 callback=self.callback, history=history, selected=selected,
+                                 loss=make_loss(self.loss))
 
     def _say_early_stop(self, n_run):
         """With ``verbose``: where early stopping stopped and which round it keeps."""

@@ -10,7 +10,36 @@ from ._multiclass_logistic import (
     MulticlassLogisticLoss,
     multiclass_logistic_loss,
 )
+from ._softmax import SoftmaxLoss
 from ._penalties import Frobenius, MixedNorm, SmoothedLinfOne, make_penalty
+
+#: The losses by name, as the estimators' ``loss`` parameter gives them.
+LOSSES = {"margin_logistic": MulticlassLogisticLoss, "softmax": SoftmaxLoss}
+
+
+def make_loss(name):
+    """The loss named ``name``, a key of :data:`LOSSES`, with its default parameters.
+
+    Parameters
+    ----------
+    name : {"margin_logistic", "softmax"}
+        "margin_logistic" is ShareBoost's eq. (3) (margin 1), "softmax" the
+        plain soft-max (cross-entropy) loss.
+
+    Returns
+    -------
+    loss : Loss
+        A new instance of the loss.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a key of :data:`LOSSES`.
+    """
+    if not isinstance(name, str) or name not in LOSSES:
+        raise ValueError(f"loss must be one of {tuple(LOSSES)}, got {name!r}")
+    return LOSSES[name]()
+
 
 __all__ = [
     "BinaryLogisticLoss",
@@ -18,6 +47,8 @@ __all__ = [
     "MixedNorm",
     "MulticlassLogisticLoss",
     "SmoothedLinfOne",
+    "SoftmaxLoss",
+    "make_loss",
     "make_penalty",
     "multiclass_logistic_loss",
 ]

@@ -2,57 +2,10 @@
 
 import numpy as np
 
-from ..utils.validation import check_real, check_sample_weight
+from ..utils.validation import check_real
+from ._base import Loss
+from ._multiclass_logistic_fast import LogisticKernel
 from ._multiclass_logistic_fast import loss_gradient as _loss_gradient_fast
-from ._multiclass_logistic_fast import loss_rows as _loss_rows_fast
-
-
-def _check_scores_labels(scores, y, sample_weight, n_labels=None):
-    """Validate the inputs of the loss; return arrays ready for the Cython module.
-
-    Labels must lie in ``[0, n_labels)``, by default ``[0, n_classes)``.
-    """
-    scores = np.asarray(scores)
-    if scores.dtype not in (np.float32, np.float64):
-        raise TypeError(
-            f"scores must be a float32 or float64 array, got dtype {scores.dtype}"
-        )
-    if scores.ndim != 2:
-        raise ValueError(
-            f"scores must be 2-D (n_samples, n_classes), got shape {scores.shape}"
-        )
-    n_samples, n_classes = scores.shape
-    if n_samples < 1 or n_classes < 1:
-        raise ValueError(
-            f"scores is empty (shape {scores.shape}): the mean loss needs at "
-            "least one sample and one class"
-        )
-    if not np.isfinite(scores).all():
-        raise ValueError("scores contains NaN or infinity")
-    scores = np.ascontiguousarray(scores)
-
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n_samples:
-        raise ValueError(
-            f"y must be 1-D with {n_samples} entries (one per row of scores), "
-            f"got shape {y.shape}"
-        )
-    if y.size and not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
-        # booleans are the natural 0/1 targets of the binary loss
-        raise TypeError(f"y must hold integer class indices (or booleans), got dtype {y.dtype}")
-    n_labels = n_classes if n_labels is None else n_labels
-    if y.size and (y.min() < 0 or y.max() >= n_labels):
-        raise ValueError(
-            f"y must hold class indices in [0, {n_labels}), "
-            f"got values in [{y.min()}, {y.max()}]"
-        )
-    y = np.ascontiguousarray(y, dtype=np.intp)
-
-    sample_weight = check_sample_weight(sample_weight, n_samples)
-    if sample_weight is not None:
-        # scaled to max 1 first, so the cast to float32 cannot overflow
-        sample_weight = np.ascontiguousarray(sample_weight, dtype=scores.dtype)
-    return scores, y, sample_weight
 
 
 def multiclass_logistic_loss(scores, y, sample_weight=None):
@@ -159,170 +112,20 @@ def loss_rows_numpy(scores, y, margin=1.0, binary=False):
     return m + np.log1p(rest), p
 
 
-class _LogisticLoss:
-    """What the solvers need of a loss on raw scores; see the two subclasses."""
+class _LogisticLoss(Loss):
+    """The soft-max losses of this module: margin multiclass, and binary."""
 
     binary = False
     margin = 0.0
 
-    def n_scores(self, n_classes):
-        """Number of score columns (rows of ``W``) for ``n_classes`` classes.
+    @property
+    def kernel(self):
+        """The row kernel: :class:`LogisticKernel` of ``margin`` and ``binary``."""
+        return LogisticKernel(self.margin, self.binary)
 
-        Parameters
-        ----------
-        n_classes : int
-            Number of classes.
-
-        Returns
-        -------
-        n_scores : int
-            ``n_classes``: one score per class.
-        """
-        return n_classes
-
-    def loss_gradient(self, scores, y, sample_weight=None):
-        """Mean loss and its gradient with respect to the scores, validated.
-
-        Parameters
-        ----------
-        scores : array-like of shape (n_samples, n_scores)
-            Scores ``W x_i + b``, float32 or float64.
-        y : array-like of shape (n_samples,)
-            Integer labels: class indices, or 0/1 for the binary loss.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; the mean is ``sum_i w_i l_i / sum_i w_i``.
-
-        Returns
-        -------
-        loss : float
-            The weighted mean loss (accumulated in float64).
-        gradient : ndarray of shape (n_samples, n_scores)
-            Its gradient with respect to ``scores``, in their dtype.
-
-        Raises
-        ------
-        TypeError
-            If ``scores`` is not floating point or ``y`` is not integer.
-        ValueError
-            If shapes disagree, ``scores`` is empty or not finite, a label is
-            out of range, the weights are invalid, or the loss overflows.
-        """
-        scores, y, sample_weight = _check_scores_labels(
-            scores, y, sample_weight, n_labels=2 if self.binary else None)
-        if self.binary and scores.shape[1] != 1:
-            raise ValueError(
-                f"the binary logistic loss takes one score per row, got shape {scores.shape}")
-        total = (scores.shape[0] if sample_weight is None
-                 else float(np.sum(sample_weight, dtype=np.float64)))
-        grad = np.empty_like(scores)
-        loss_sum = _loss_gradient_fast(scores, y, sample_weight, grad, self.margin,
-                                       self.binary)
-        if not (np.isfinite(loss_sum) and np.isfinite(grad).all()):
-            raise ValueError(
-                "the loss overflows: differences between scores exceed the "
-                f"{scores.dtype} range; rescale the scores"
-            )
-        grad /= scores.dtype.type(total)
-        return loss_sum / total, grad
-
-    def sum_gradient(self, scores, y, sample_weight, out):
-        """Weighted loss sum, and the weighted residual rows into ``out``; not validated.
-
-        The fast path of the solvers (one pass of the Cython module).
-
-        Parameters
-        ----------
-        scores : ndarray of shape (n_samples, n_scores)
-            Float64, C order.
-        y : ndarray of shape (n_samples,)
-            Labels, intp.
-        sample_weight : ndarray of shape (n_samples,) or None
-            Float64 weights, or None for ones.
-        out : ndarray of shape (n_samples, n_scores)
-            Float64, C order; overwritten with ``w_i (p_i - e_{y_i})``.
-
-        Returns
-        -------
-        loss_sum : float
-            ``sum_i w_i l_i`` (not normalised).
-        """
-        return _loss_gradient_fast(scores, y, sample_weight, out, self.margin, self.binary)
-
-    def rows(self, scores, y, out):
-        """Unweighted loss of each row, and ``p_i - e_{y_i}`` into ``out``; not validated.
-
-        Parameters
-        ----------
-        scores : ndarray of shape (n_rows, n_scores)
-            Float64, C order.
-        y : ndarray of shape (n_rows,)
-            Labels, intp.
-        out : ndarray of shape (n_rows, n_scores)
-            Float64, C order; overwritten with the gradient rows ``p_i - e_{y_i}``.
-
-        Returns
-        -------
-        loss : ndarray of shape (n_rows,)
-            The loss of each row.
-        """
-        loss = np.empty(scores.shape[0])
-        _loss_rows_fast(scores, y, out, loss, self.margin, self.binary)
-        return loss
-
-    def proba(self, residual, y, sample_weight):
-        """The probabilities ``p_i`` from the weighted residual rows ``w_i (p_i - e_{y_i})``.
-
-        Parameters
-        ----------
-        residual : ndarray of shape (n_samples, n_scores)
-            The gradient rows of :meth:`sum_gradient`.
-        y : ndarray of shape (n_samples,)
-            Labels, intp.
-        sample_weight : ndarray of shape (n_samples,) or None
-            The weights of ``residual``.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_scores)
-            ``p_i``; rows of weight zero get ``e_{y_i}`` (they carry no
-            curvature).
-        """
-        P = residual.copy()
-        if sample_weight is not None:
-            np.divide(P, sample_weight[:, None], out=P, where=sample_weight[:, None] > 0)
-            P[sample_weight == 0] = 0.0
-        self._add_labels(P, y)
-        return P
-
-    def _add_labels(self, P, y):
-        P[np.arange(P.shape[0]), y] += 1.0
-
-    @staticmethod
-    def hessian_product(P, sample_weight, U):
-        """The loss Hessian of every row times a direction in the scores.
-
-        ``H_i = diag(p_i) - p_i p_i^T``, the Hessian of the soft-max loss
-        with respect to the scores (any margin), and for one score per row
-        ``p_i (1 - p_i)``, the binary logistic loss's.
-
-        Parameters
-        ----------
-        P : ndarray of shape (n_samples, n_scores)
-            The probabilities ``p_i`` (:meth:`proba`).
-        sample_weight : ndarray of shape (n_samples,) or None
-            Weights ``w_i``.
-        U : ndarray of shape (n_samples, n_scores)
-            A direction ``u_i`` per row.
-
-        Returns
-        -------
-        product : ndarray of shape (n_samples, n_scores)
-            ``w_i H_i u_i``.
-        """
-        out = P * (U - np.einsum("ik,ik->i", P, U)[:, None])
-        if sample_weight is not None:
-            out *= sample_weight[:, None]
-        return out
+    def _loss_sum(self, scores, y, sample_weight, grad):
+        # float32 scores are read as they are by the kernel's fused-type entry point
+        return _loss_gradient_fast(scores, y, sample_weight, grad, self.margin, self.binary)
 
 
 class MulticlassLogisticLoss(_LogisticLoss):
@@ -371,6 +174,8 @@ class MulticlassLogisticLoss(_LogisticLoss):
     1.861995
     """
 
+    shift_invariant = True
+
     def __init__(self, margin=1.0):
         self.margin = check_real(margin, "margin", low=0.0)
 
@@ -402,6 +207,27 @@ class BinaryLogisticLoss(_LogisticLoss):
     """
 
     binary = True
+
+    def n_labels(self, n_classes):
+        """Number of labels: 0 and 1 (``n_classes`` is 2).
+
+        Parameters
+        ----------
+        n_classes : int
+            Number of classes, 2.
+
+        Returns
+        -------
+        n_labels : int
+            2.
+        """
+        return 2
+
+    def _labels_of_scores(self, k):
+        if k != 1:
+            raise ValueError(
+                f"the binary logistic loss takes one score per row, got shape (n, {k})")
+        return 2
 
     def n_scores(self, n_classes):
         """One score column: the binary loss needs ``n_classes == 2``.

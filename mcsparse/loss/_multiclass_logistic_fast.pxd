@@ -1,17 +1,25 @@
-# The row kernel of the margin and binary logistic losses, for the fused
-# objective pass of mcsparse.solvers._objective_fast.
+# The row kernels of the losses, for the fused objective pass of
+# mcsparse.solvers._objective_fast: a loss of mcsparse.loss exposes one as its
+# ``kernel`` attribute (a RowKernel subclass, e.g. LogisticKernel here).
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 
-cdef float64_t rows_loss_grad(
-    const float64_t[:, ::1] scores,
-    const intp_t[::1] y,
-    const float64_t[::1] sample_weight,
-    bint weighted,
-    float64_t margin,
-    bint binary,
-    float64_t[:, ::1] grad,
-    float64_t[::1] grad_sum,
-    intp_t start,
-    intp_t stop,
-) noexcept nogil
+cdef class RowKernel:
+    # Labels accepted for k score columns: [0, n_labels(k)); raises on a bad k.
+    cdef intp_t n_labels(self, intp_t k) except -1
+    # Weighted loss sum of rows start .. stop; gradient rows w_i dl/ds_i into
+    # grad, each row's weighted loss into per_row when it is not None.
+    cdef float64_t rows(self, const float64_t[:, ::1] scores, const intp_t[::1] y,
+                        const float64_t[::1] sample_weight, bint weighted,
+                        float64_t[:, ::1] grad, float64_t[::1] per_row,
+                        intp_t start, intp_t stop) noexcept nogil
+    # w H u, H the loss Hessian in the scores of one row (k entries), from its
+    # curvature state c (the probabilities p of the soft-max losses).
+    cdef void hessian_row(self, const float64_t* c, float64_t w, const float64_t* u,
+                          float64_t* out, intp_t k) noexcept nogil
+    cdef int check(self, const intp_t[::1] y, intp_t k) except -1
+
+
+cdef class LogisticKernel(RowKernel):
+    cdef readonly float64_t margin
+    cdef readonly bint binary

@@ -12,10 +12,16 @@
 # (the two-class soft-max without margin on the scores (0, s)).
 #
 # The plain-NumPy twins are in mcsparse.loss._multiclass_logistic.
+#
+# RowKernel is what the fused objective pass (mcsparse.solvers._objective_fast)
+# calls: a loss of mcsparse.loss holds one as its ``kernel``; a new loss
+# subclasses it in its own module (mcsparse.loss._softmax_fast). Its
+# ``hessian_row`` is the soft-max Hessian diag(p) - p p^T, written once here for
+# every loss whose curvature state is the probabilities p.
 
 from libc.math cimport fabs
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 from mcsparse.utils._typedefs cimport floating, float64_t, intp_t
 
@@ -149,29 +155,6 @@ cdef float64_t _loss_grad(
     return total
 
 
-cdef float64_t rows_loss_grad(
-    const float64_t[:, ::1] scores,
-    const intp_t[::1] y,
-    const float64_t[::1] sample_weight,
-    bint weighted,
-    float64_t margin,
-    bint binary,
-    float64_t[:, ::1] grad,
-    float64_t[::1] grad_sum,
-    intp_t start,
-    intp_t stop,
-) noexcept nogil:
-    """Weighted loss sum of rows ``start .. stop``; gradient rows into ``grad``, summed into ``grad_sum``."""
-    cdef intp_t i, j
-    cdef float64_t[::1] no_rows = None
-    cdef float64_t total = _loss_grad(scores, y, sample_weight, weighted, margin, binary,
-                                      grad, no_rows, start, stop)
-    for i in range(start, stop):
-        for j in range(scores.shape[1]):
-            grad_sum[j] += grad[i, j]
-    return total
-
-
 cdef int _check_entry(
     const floating[:, ::1] scores,
     const intp_t[::1] y,
@@ -274,3 +257,141 @@ def loss_rows(
         total = _loss_grad(scores, y, unweighted, False, margin, binary, grad, loss,
                            0, scores.shape[0])
     return total
+
+
+cdef class RowKernel:
+    """The row kernel of a loss: what the fused pass and the loss objects call.
+
+    A subclass implements ``rows`` (and ``n_labels`` when the labels are not
+    the ``k`` classes); ``hessian_row`` is the soft-max family's, overridden
+    by a loss with another Hessian. The methods below run them on float64
+    arrays for the loss objects (no validation beyond shapes and labels).
+    """
+
+    cdef intp_t n_labels(self, intp_t k) except -1:
+        return k
+
+    cdef float64_t rows(self, const float64_t[:, ::1] scores, const intp_t[::1] y,
+                        const float64_t[::1] sample_weight, bint weighted,
+                        float64_t[:, ::1] grad, float64_t[::1] per_row,
+                        intp_t start, intp_t stop) noexcept nogil:
+        return 0.0 / 0.0  # no loss: NaN, reported by the callers' checks
+
+    cdef void hessian_row(self, const float64_t* p, float64_t w, const float64_t* u,
+                          float64_t* out, intp_t k) noexcept nogil:
+        """``w (diag(p) - p p^T) u``: the soft-max row Hessian, its one implementation."""
+        cdef intp_t c
+        cdef float64_t pu = 0.0, wp
+        for c in range(k):
+            pu += p[c] * u[c]
+        for c in range(k):
+            wp = w * p[c]
+            out[c] = wp * u[c] - wp * pu
+
+    cdef int check(self, const intp_t[::1] y, intp_t k) except -1:
+        cdef intp_t i, n_labels = self.n_labels(k)
+        for i in range(y.shape[0]):
+            if y[i] < 0 or y[i] >= n_labels:
+                raise ValueError(f"label y[{i}]={y[i]} is outside [0, {n_labels})")
+        return 0
+
+    def loss_gradient(self, const float64_t[:, ::1] scores not None,
+                      const intp_t[::1] y not None, const float64_t[::1] sample_weight,
+                      float64_t[:, ::1] grad not None, float64_t[::1] per_row=None):
+        """Weighted loss sum; ``grad`` overwritten with the rows ``w_i dl/ds_i``.
+
+        ``per_row`` (n,), when given, receives each row's weighted loss.
+        """
+        cdef float64_t total
+        cdef intp_t n = scores.shape[0]
+        if (y.shape[0] != n or grad.shape[0] != n or grad.shape[1] != scores.shape[1]
+                or (sample_weight is not None and sample_weight.shape[0] != n)
+                or (per_row is not None and per_row.shape[0] != n)):
+            raise ValueError("scores, y, sample_weight, grad and per_row have "
+                             "inconsistent shapes")
+        self.check(y, scores.shape[1])
+        with nogil:
+            total = self.rows(scores, y, sample_weight, sample_weight is not None, grad,
+                              per_row, 0, n)
+        return total
+
+    def hessian_product(self, const float64_t[:, ::1] P not None,
+                        const float64_t[::1] sample_weight, const float64_t[:, ::1] U not None,
+                        float64_t[:, ::1] out not None):
+        """``out[i] = w_i H_i U[i]``, ``H_i`` the row Hessian at the state ``P[i]``."""
+        cdef intp_t i, n = P.shape[0], k = P.shape[1]
+        if (U.shape[0] != n or U.shape[1] != k or out.shape[0] != n or out.shape[1] != k
+                or (sample_weight is not None and sample_weight.shape[0] != n)):
+            raise ValueError("P, sample_weight, U and out have inconsistent shapes")
+        with nogil:
+            for i in range(n):
+                self.hessian_row(&P[i, 0], sample_weight[i] if sample_weight is not None
+                                 else 1.0, &U[i, 0], &out[i, 0], k)
+
+    def hessian_rows(self, const float64_t[:, ::1] P not None,
+                     const float64_t[::1] sample_weight, const float64_t[:, ::1] V not None,
+                     float64_t[:, ::1] out not None):
+        """Every row's weighted Hessian, packed, times each of the vectors ``V``.
+
+        ``out[i, j kk + t] = V[i, j] w_i H_i[c, c']`` for the ``t``-th pair
+        ``c <= c'`` of ``numpy.triu_indices(k)``, ``kk = k (k + 1) / 2``: the
+        rows whose products with the columns give the exact Hessian blocks of
+        new columns (``V`` their values). Column ``c'`` of ``H_i`` is
+        ``hessian_row`` of the unit vector ``e_c'``.
+        """
+        cdef intp_t n = P.shape[0], k = P.shape[1], q = V.shape[1], kk = k * (k + 1) // 2
+        cdef intp_t i, j, c, d
+        cdef float64_t scale
+        cdef float64_t* e
+        cdef float64_t* col
+        if V.shape[0] != n or out.shape[0] != n or out.shape[1] != q * kk:
+            raise ValueError("P, V and out have inconsistent shapes")
+        if sample_weight is not None and sample_weight.shape[0] != n:
+            raise ValueError("sample_weight has the wrong length")
+        e = <float64_t*> calloc(2 * k + 1, sizeof(float64_t))
+        if e == NULL:
+            raise MemoryError()
+        col = e + k
+        with nogil:
+            for i in range(n):
+                for j in range(q):
+                    scale = V[i, j] * (sample_weight[i] if sample_weight is not None else 1.0)
+                    for d in range(k):
+                        e[d] = 1.0
+                        self.hessian_row(&P[i, 0], scale, e, col, k)
+                        e[d] = 0.0
+                        for c in range(d + 1):  # pair (c, d) of the upper triangle
+                            out[i, j * kk + c * k - c * (c - 1) // 2 + d - c] = col[c]
+        free(e)
+
+
+cdef class LogisticKernel(RowKernel):
+    """The kernel of the margin multiclass logistic loss, or of the binary one.
+
+    Parameters
+    ----------
+    margin : float, default=1.0
+        The margin of every wrong class (eq. 3 of [SWS2011]); unused when binary.
+    binary : bool, default=False
+        The binary logistic loss of one score per row, labels 0 and 1.
+    """
+
+    def __init__(self, float64_t margin=1.0, bint binary=False):
+        self.margin = margin
+        self.binary = binary
+
+    cdef intp_t n_labels(self, intp_t k) except -1:
+        if self.binary and k != 1:
+            raise ValueError(f"the binary logistic loss takes one score per row, got {k}")
+        return 2 if self.binary else k
+
+    cdef float64_t rows(self, const float64_t[:, ::1] scores, const intp_t[::1] y,
+                        const float64_t[::1] sample_weight, bint weighted,
+                        float64_t[:, ::1] grad, float64_t[::1] per_row,
+                        intp_t start, intp_t stop) noexcept nogil:
+        return _loss_grad(scores, y, sample_weight, weighted, self.margin, self.binary, grad,
+                          per_row, start, stop)
+
+
+#: The packed soft-max Hessian rows (:meth:`RowKernel.hessian_rows`).
+hessian_rows = LogisticKernel().hessian_rows

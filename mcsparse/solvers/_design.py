@@ -613,11 +613,12 @@ class SelectedColumns:
         Wt : ndarray of shape (p, n_scores)
             Coefficients on the first ``p`` columns.
         intercept : ndarray of shape (n_scores,)
-        loss : MulticlassLogisticLoss or BinaryLogisticLoss
+        loss : Loss
+            A loss of :mod:`mcsparse.loss` (its row kernel runs in the fused pass).
         y : ndarray of shape (n_samples,), intp
         sample_weight : ndarray of shape (n_samples,) or None
         scores, residual : ndarray of shape (n_samples, n_scores)
-            Overwritten with the scores and the rows ``w_i (p_i - e_{y_i})``.
+            Overwritten with the scores and the rows ``w_i dl/ds_i``.
 
         Returns
         -------
@@ -637,6 +638,7 @@ class SelectedColumns:
                                          residual)
         n_dense, where, shift = self._dense_part(p)
         Vd = np.ascontiguousarray(Wt[where])
+        kernel = loss.kernel
 
         def work(b):
             rows = slice(b.start, b.stop)
@@ -646,7 +648,7 @@ class SelectedColumns:
             groups = [g for g in b.groups if g[0] < p]
             if not groups:
                 value = dense_value_grad(b.dense, shift, n_dense, Vd, intercept, y[rows], w,
-                                         loss.margin, loss.binary, scores[rows],
+                                         kernel, scores[rows],
                                          residual[rows], dense, g_b)
             else:  # row-sparse groups add to the scores first
                 dense_matmul(b.dense, shift, n_dense, Vd, scores[rows])
@@ -664,6 +666,7 @@ class SelectedColumns:
     def _cuts_value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
         """``value_grad`` when the first ``p`` columns are all stumps: sums by feature."""
         p, k = Wt.shape
+        kernel = loss.kernel
 
         def work(item):
             b, (slots, run_start, cols, shift, order, ends) = item
@@ -671,7 +674,7 @@ class SelectedColumns:
             w = None if sample_weight is None else sample_weight[rows]
             grad, g_b = np.empty((p, k)), np.empty(k)
             value = cuts_value_grad(slots, order, ends, run_start, cols, shift, Wt, intercept,
-                                    y[rows], w, loss.margin, loss.binary, scores[rows],
+                                    y[rows], w, kernel, scores[rows],
                                     residual[rows], grad, g_b)
             return value, grad, g_b
 
@@ -772,13 +775,3 @@ class SparseColumns:
         value = loss.sum_gradient(scores, y, sample_weight, residual)
         return value, self.rmatmul(residual, Wt.shape[0]), residual.sum(axis=0)
 
-
-def hessian_rows_numpy(P, sample_weight, V):
-    """NumPy twin of ``hessian_rows``: ``V[:, j] w_i (diag(p_i) - p_i p_i^T)``, packed."""
-    n, k = P.shape
-    rows, cols = np.triu_indices(k)
-    D = -P[:, rows] * P[:, cols]
-    D[:, rows == cols] += P
-    if sample_weight is not None:
-        D *= sample_weight[:, None]
-    return (V[:, :, None] * D[:, None, :]).reshape(n, V.shape[1] * rows.size)

@@ -104,10 +104,10 @@ def _fit_intercept_only(objective):
     """Best intercept at ``W = 0`` (the refit engine on ``k`` parameters), centred."""
     curvature = CarriedCurvature()
     params = np.zeros(objective.n_intercept)
-    objective.value_grad(params, 0)
-    curvature.reset(objective, 0, 0)
+    point = objective.evaluate(params, 0)
+    curvature.reset(objective, 0, 0, point)
     params = solve(objective, params, 0, gtol=1e-12, max_iter=1000,
-                   curvature=curvature).params
+                   curvature=curvature, point=point).params
     return params - params.mean()
 
 
@@ -598,13 +598,13 @@ def debias(X, y, W, b, *, n_classes, fit_intercept=True, sample_weight=None, tol
                                 fit_intercept=fit_intercept)
     W_sel = W[:, support]
     params = objective.pack(W_sel, b + W_sel @ columns.shift)
-    f, g = objective.value_grad(params, t)
+    point = objective.evaluate(params, t)
     curvature = CarriedCurvature()
     k = objective.n_scores
-    curvature.reset(objective, t, X.shape[0] * (t + 1) * t * k * (k + 1) / 2)
+    curvature.reset(objective, t, X.shape[0] * (t + 1) * t * k * (k + 1) / 2, point)
     with threadpool_limits(limits=1, user_api="blas"):
-        result = solve(objective, params, t, gtol=tol * f, max_iter=max_iter,
-                       curvature=curvature, f=f, g=g)
+        result = solve(objective, params, t, gtol=tol * point.value, max_iter=max_iter,
+                       curvature=curvature, point=point)
     params, n_iter, status = result.params, result.n_iter, result.status
     W_sel, b_new = objective.unpack(params, t)
     W_new = np.zeros_like(W)

@@ -11,7 +11,8 @@ class ValidationMonitor:
     """A callback of :func:`~mcsparse.solvers.shareboost_path`: held-out loss after every round.
 
     After each round it computes the new candidate's columns on the
-    held-out data, the model's loss (eq. (3), the weighted mean, no penalty)
+    held-out data, the model's loss (the path's, by default eq. (3); the
+    weighted mean, no penalty)
     and error there, and records them; with ``n_iter_no_change`` it stops
     the path once the loss has not improved (strictly) on its best value
     for that many rounds, as scikit-learn's ``HistGradientBoostingClassifier``
@@ -37,6 +38,8 @@ class ValidationMonitor:
         Losses and errors of earlier rounds (a continued path).
     selected : array-like of int, default=None
         The candidates of those earlier rounds, in order.
+    loss : Loss, default=None
+        The path's loss (:mod:`mcsparse.loss`); None is eq. (3).
 
     Attributes
     ----------
@@ -52,7 +55,8 @@ class ValidationMonitor:
     """
 
     def __init__(self, features, X_val, y_val, sample_weight=None, *, n_classes,
-                 n_iter_no_change=None, callback=None, history=None, selected=None):
+                 n_iter_no_change=None, callback=None, history=None, selected=None,
+                 loss=None):
         if n_iter_no_change is not None:
             n_iter_no_change = check_int(n_iter_no_change, "n_iter_no_change", low=1)
         if callback is not None and not callable(callback):
@@ -61,7 +65,7 @@ class ValidationMonitor:
         self.n_iter_no_change, self.callback = n_iter_no_change, callback
         columns = SelectedColumns(X_val.shape[0], 8)
         self.objective = LinearObjective(columns, y_val, sample_weight, n_classes=n_classes,
-                                         fit_intercept=False)
+                                         loss=loss, fit_intercept=False)
         self.y_val, self.sample_weight = self.objective.y, sample_weight
         self.losses_, self.errors_ = ([], []) if history is None else map(list, history)
         if selected is not None and len(selected):
@@ -73,8 +77,9 @@ class ValidationMonitor:
         block = self.features.transform_candidates(self.X_val, [info.feature])
         columns = self.objective.columns
         columns.put(block, info.coef.shape[1] - block.shape[1])
-        self.losses_.append(self.objective.loss_value(info.coef, info.intercept))
-        wrong = np.argmax(self.objective.scores, axis=1) != self.y_val
+        scores = self.objective.scores_at(info.coef, info.intercept)
+        self.losses_.append(self.objective.loss_at(scores)[0])
+        wrong = np.argmax(scores, axis=1) != self.y_val
         self.errors_.append(float(np.average(wrong.astype(float), weights=self.sample_weight)))
         if self.n_iter_no_change is not None:
             best = int(np.argmin(self.losses_))

@@ -12,16 +12,50 @@ blocks.
 Parameters are packed as ``[b, Wt.ravel()]`` (``b`` only with an intercept),
 ``Wt = W.T`` of shape (p, n_scores): a new column's coefficients go at the
 end, which lets a solver carry its curvature from round to round.
+
+The objective is stateless, as ``LinearModelLoss``: :meth:`LinearObjective.evaluate`
+returns a :class:`Point` (the scores, the residual rows, the value and the
+gradient there), which the curvature methods take back explicitly; the
+callers (the refit, the selection rules, the ShareBoost path) hold the
+points they need. ``value_grad`` alone, without a point, is a convenience
+for interactive use that keeps the last point it computed (``scores``,
+``residual``); no solver relies on it.
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..loss import MulticlassLogisticLoss
-from ..loss._multiclass_logistic import _LogisticLoss
+from ..loss._base import Loss
 from ..loss._penalties import _SmoothPenalty
 from ..utils.validation import check_bool, check_int, check_sample_weight
 from ._design import SelectedColumns
-from ._objective_fast import hessian_rows
+
+
+@dataclass
+class Point:
+    """The objective evaluated at one point: what :meth:`LinearObjective.evaluate` returns.
+
+    Parameters
+    ----------
+    Wt : ndarray of shape (p, n_scores)
+        The coefficients ``W.T`` on the first ``p`` columns.
+    scores : ndarray of shape (n_samples, n_scores)
+        ``W x_i + b``.
+    residual : ndarray of shape (n_samples, n_scores)
+        ``w_i dl/ds_i``: the unnormalised gradient with respect to the scores.
+    value : float
+        The objective.
+    grad : ndarray of shape (n_params(p),)
+        Its gradient.
+    """
+
+    Wt: np.ndarray
+    scores: np.ndarray
+    residual: np.ndarray
+    value: float
+    grad: np.ndarray
 
 
 def _check_labels(y, n_samples, n_labels):
@@ -51,9 +85,10 @@ class LinearObjective:
         which leaves the weighted mean unchanged).
     n_classes : int
         Number of classes.
-    loss : MulticlassLogisticLoss or BinaryLogisticLoss, default=None
-        None is :class:`~mcsparse.loss.MulticlassLogisticLoss` with margin 1,
-        eq. (3) of [SWS2011]_.
+    loss : Loss, default=None
+        A loss of :mod:`mcsparse.loss`; None is
+        :class:`~mcsparse.loss.MulticlassLogisticLoss` with margin 1, eq. (3)
+        of [SWS2011]_.
     penalty : Frobenius or SmoothedLinfOne, default=None
         Smooth penalty on ``W``; None (or ``alpha=0``) is no penalty.
     fit_intercept : bool, default=True
@@ -66,8 +101,8 @@ class LinearObjective:
     total : float
         The sum of the weights.
     scores, residual : ndarray of shape (n_samples, n_scores)
-        At the last evaluated point: ``W x_i + b`` and ``w_i (p_i - e_{y_i})``
-        (the unnormalised gradient with respect to the scores).
+        At the last point :meth:`value_grad` evaluated (the interactive
+        convenience; solvers hold their :class:`Point`).
 
     Raises
     ------
@@ -90,9 +125,9 @@ class LinearObjective:
             columns = SelectedColumns.from_dense(columns)
         self.columns = columns
         self.loss = MulticlassLogisticLoss() if loss is None else loss
-        if not isinstance(self.loss, _LogisticLoss):
-            raise TypeError("loss must be a MulticlassLogisticLoss or BinaryLogisticLoss "
-                            f"instance, got {loss!r}")
+        if not isinstance(self.loss, Loss):
+            raise TypeError("loss must be a loss of mcsparse.loss (MulticlassLogisticLoss, "
+                            f"BinaryLogisticLoss, SoftmaxLoss, ...), got {loss!r}")
         if penalty is not None and not isinstance(penalty, _SmoothPenalty):
             raise TypeError("penalty must be a smooth penalty (Frobenius or SmoothedLinfOne) "
                             f"or None, got {penalty!r}")
@@ -103,12 +138,10 @@ class LinearObjective:
         n = columns.n_samples
         if n == 0:
             raise ValueError("the columns have no rows (n_samples=0)")
-        self.y = _check_labels(y, n, 2 if self.loss.binary else n_classes)
+        self.y = _check_labels(y, n, self.loss.n_labels(n_classes))
         self.sample_weight = check_sample_weight(sample_weight, n)
         self.total = float(n if self.sample_weight is None else np.sum(self.sample_weight))
-        self.scores = np.zeros((n, self.n_scores))
-        self.residual = np.zeros((n, self.n_scores))
-        self._point = None  # Wt at the last evaluated point
+        self._last = None  # the point of the last value_grad (the convenience)
 
     # -- parameters ------------------------------------------------------------
 
@@ -159,14 +192,30 @@ class LinearObjective:
                 f"got {params.shape}")
         return params.astype(np.float64, copy=False)
 
-    def _check_point(self, p):
-        """The coefficients ``Wt`` of the last evaluated point, which must have ``p`` columns."""
-        if self._point is None:
-            raise ValueError("the objective has not been evaluated yet: call value_grad first")
-        if self._point.shape[0] != p:
-            raise ValueError(f"the last evaluated point has {self._point.shape[0]} columns, "
-                             f"not p={p}: call value_grad on p columns first")
-        return self._point
+    def _check_point(self, point, p):
+        """``point``, or the last of :meth:`value_grad` when None; it must have ``p`` columns."""
+        point = self._last if point is None else point
+        if point is None:
+            raise ValueError("the objective has not been evaluated yet: pass the point of "
+                             "evaluate (or call value_grad first)")
+        if point.Wt.shape[0] != p:
+            raise ValueError(f"the point has {point.Wt.shape[0]} columns, not p={p}: "
+                             "evaluate on p columns first")
+        return point
+
+    @property
+    def scores(self):
+        """``W x_i + b`` at the last point of :meth:`value_grad` (zeros before)."""
+        if self._last is None:
+            return np.zeros((self.columns.n_samples, self.n_scores))
+        return self._last.scores
+
+    @property
+    def residual(self):
+        """``w_i dl/ds_i`` at the last point of :meth:`value_grad` (zeros before)."""
+        if self._last is None:
+            return np.zeros((self.columns.n_samples, self.n_scores))
+        return self._last.residual
 
     def _check_coef(self, W, b):
         """``W`` (n_scores, p) as a C-ordered ``Wt`` and ``b`` (n_scores,), float64."""
@@ -183,13 +232,14 @@ class LinearObjective:
     def flat_free(self, direction):
         """``direction`` without its components along which the objective is flat.
 
-        The soft-max loss does not change when the same number is added to
-        every class's score: along the sum of the intercept's entries, and
-        along the sum of a column's class coefficients when ``W`` has no
-        penalty, the objective is constant. A step there changes nothing
-        but the fitted coefficients (the intercept would drift by rounding
-        noise amplified by the flat curvature), so the solver removes it.
-        The binary loss (one score) has no such direction.
+        A loss that declares ``shift_invariant`` (the soft-max losses) does
+        not change when the same number is added to every class's score:
+        along the sum of the intercept's entries, and along the sum of a
+        column's class coefficients when ``W`` has no penalty, the objective
+        is constant. A step there changes nothing but the fitted
+        coefficients (the intercept would drift by rounding noise amplified
+        by the flat curvature), so the solver removes it. Other losses, and
+        one score per row, have no such direction.
 
         Parameters
         ----------
@@ -202,7 +252,7 @@ class LinearObjective:
             The same array, changed in place.
         """
         k = self.n_scores
-        if self.loss.binary or k < 2:
+        if not self.loss.shift_invariant or k < 2:
             return direction
         nb = self.n_intercept
         if nb:
@@ -235,10 +285,49 @@ class LinearObjective:
 
     # -- value and gradient -----------------------------------------------------
 
+    def evaluate(self, params, p, out=None):
+        """The objective at ``params`` on the first ``p`` columns, as a :class:`Point`.
+
+        Parameters
+        ----------
+        params : ndarray of shape (n_params(p),)
+            Packed ``[b, Wt.ravel()]``.
+        p : int
+            Columns used.
+        out : Point, default=None
+            A point whose ``scores`` and ``residual`` arrays are overwritten
+            (reused, not reallocated); None allocates new ones.
+
+        Returns
+        -------
+        point : Point
+            Its ``Wt`` is a view of ``params``.
+        """
+        params = self._check_params(params, p)
+        nb, k = self.n_intercept, self.n_scores
+        Wt = params[nb:].reshape(p, k)
+        b = params[:nb] if self.fit_intercept else np.zeros(k)
+        shape = (self.columns.n_samples, k)
+        scores = np.empty(shape) if out is None else out.scores
+        residual = np.empty(shape) if out is None else out.residual
+        loss_sum, grad_Wt, grad_b = self.columns.value_grad(
+            Wt, b, self.loss, self.y, self.sample_weight, scores, residual)
+        value = loss_sum / self.total
+        grad = np.empty_like(params)
+        grad[:nb] = grad_b[:nb] / self.total
+        grad[nb:] = grad_Wt.ravel() / self.total
+        if self.penalty is not None and p:
+            pv, pg, _ = self.penalty.column_terms(Wt, hessian=False)
+            value += float(np.sum(pv))
+            grad[nb:] += pg.ravel()
+        return Point(Wt, scores, residual, value, grad)
+
     def value_grad(self, params, p):
         """Objective and gradient at ``params`` on the first ``p`` columns.
 
-        Also refreshes :attr:`scores` and :attr:`residual`.
+        The convenience of :meth:`evaluate` for interactive use and SciPy's
+        minimisers: the point is kept as the default of the curvature
+        methods (:attr:`scores`, :attr:`residual`).
 
         Parameters
         ----------
@@ -252,71 +341,59 @@ class LinearObjective:
         value : float
         grad : ndarray of shape (n_params(p),)
         """
-        params = self._check_params(params, p)
-        nb, k = self.n_intercept, self.n_scores
-        Wt = params[nb:].reshape(p, k)
-        b = params[:nb] if self.fit_intercept else np.zeros(k)
-        self._point = Wt
-        loss_sum, grad_Wt, grad_b = self.columns.value_grad(
-            Wt, b, self.loss, self.y, self.sample_weight, self.scores, self.residual)
-        value = loss_sum / self.total
-        grad = np.empty_like(params)
-        grad[:nb] = grad_b[:nb] / self.total
-        grad[nb:] = grad_Wt.ravel() / self.total
-        if self.penalty is not None and p:
-            pv, pg, _ = self.penalty.column_terms(Wt, hessian=False)
-            value += float(np.sum(pv))
-            grad[nb:] += pg.ravel()
-        return value, grad
+        self._last = self.evaluate(params, p, out=self._last)
+        return self._last.value, self._last.grad
 
-    def grow(self, grad, first, p):
-        """The gradient after appending zero coefficients for columns ``first .. p``.
+    def grown(self, point, first, p):
+        """``point`` with zero coefficients appended for columns ``first .. p``.
 
         The scores do not change when columns with zero coefficients are
-        added: ``grad`` (on ``first`` columns, at the last evaluated point)
-        gains the new columns' entries, ``x_j^T R / total`` plus the
-        penalty's gradient at zero, without a new pass over all columns.
-        The last evaluated point becomes the grown one.
+        added: the gradient (on ``first`` columns) gains the new columns'
+        entries, ``x_j^T R / total`` plus the penalty's gradient at zero,
+        without a new pass over all columns.
 
         Parameters
         ----------
-        grad : ndarray of shape (n_params(first),)
-            The gradient at the last evaluated point.
+        point : Point
+            On ``first`` columns.
         first, p : int
             The new columns are ``first .. p - 1``.
 
         Returns
         -------
-        grad : ndarray of shape (n_params(p),)
+        point : Point
+            On ``p`` columns; it shares ``scores`` and ``residual`` with ``point``.
         """
         k = self.n_scores
         if not 0 <= first < p <= self.columns.n_columns:
             raise ValueError(f"grow needs 0 <= first < p <= {self.columns.n_columns}, "
                              f"got first={first}, p={p}")
-        point = self._check_point(first)
-        if np.shape(grad) != (self.n_params(first),):
+        point = self._check_point(point, first)
+        if np.shape(point.grad) != (self.n_params(first),):
             raise ValueError(f"grad must have shape ({self.n_params(first)},), "
-                             f"got {np.shape(grad)}")
-        new = np.stack([self.columns.column(j) @ self.residual for j in range(first, p)])
+                             f"got {np.shape(point.grad)}")
+        new = np.stack([self.columns.column(j) @ point.residual for j in range(first, p)])
         new /= self.total
         zero = np.zeros((p - first, k))
         if self.penalty is not None:
             new += self.penalty.column_terms(zero, hessian=False)[1]
-        self._point = np.vstack([point, zero])
-        return np.concatenate([grad, new.ravel()])
+        return Point(np.vstack([point.Wt, zero]), point.scores, point.residual, point.value,
+                     np.concatenate([point.grad, new.ravel()]))
+
+    def grow(self, grad, first, p):
+        """The gradient ``grad`` at the last point of :meth:`value_grad`, grown by
+        :meth:`grown`; that point becomes the grown one."""
+        point = self._check_point(None, first)
+        self._last = self.grown(Point(point.Wt, point.scores, point.residual, point.value,
+                                      grad), first, p)
+        return self._last.grad
 
     def loss_value(self, W, b):
         """The mean loss alone (no penalty) at ``W`` (n_scores, p) and ``b``.
 
-        Refreshes :attr:`scores` and :attr:`residual`; no gradient with
-        respect to ``W`` is computed.
+        No gradient with respect to ``W`` is computed.
         """
-        Wt, b = self._check_coef(W, b)
-        self.columns.matmul(Wt, self.scores)
-        self.scores += b
-        loss_sum = self.loss.sum_gradient(self.scores, self.y, self.sample_weight,
-                                          self.residual)
-        return loss_sum / self.total
+        return self.loss_at(self.scores_at(W, b))[0]
 
     # -- the pieces, for solvers that combine scores themselves (FISTA) --------
 
@@ -329,7 +406,7 @@ class LinearObjective:
         return out
 
     def loss_at(self, scores):
-        """``(mean loss, R)`` at ``scores``, ``R`` the unnormalised rows ``w_i (p_i - e_{y_i})``."""
+        """``(mean loss, R)`` at ``scores``, ``R`` the unnormalised rows ``w_i dl/ds_i``."""
         R = np.empty_like(scores)
         value = self.loss.sum_gradient(scores, self.y, self.sample_weight, R)
         return value / self.total, R
@@ -341,12 +418,18 @@ class LinearObjective:
 
     # -- curvature -----------------------------------------------------------------
 
-    def proba(self):
-        """``p_i`` at the last evaluated point: (n_samples, n_scores)."""
-        return self.loss.proba(self.residual, self.y, self.sample_weight)
+    def proba(self, point=None):
+        """The loss's curvature state (``p_i``) at ``point``: (n_samples, n_scores).
 
-    def hessian_product(self, vector, p, proba=None):
-        """The Hessian at the last evaluated point times ``vector``.
+        ``point`` None is the last point of :meth:`value_grad`.
+        """
+        point = self._last if point is None else point
+        if point is None:
+            raise ValueError("the objective has not been evaluated yet: pass a point")
+        return self.loss.proba(point.residual, self.y, self.sample_weight)
+
+    def hessian_product(self, vector, p, proba=None, point=None):
+        """The Hessian at ``point`` times ``vector``.
 
         Parameters
         ----------
@@ -356,15 +439,17 @@ class LinearObjective:
             Columns used.
         proba : ndarray of shape (n_samples, n_scores), default=None
             :meth:`proba`, if already computed.
+        point : Point, default=None
+            Where (:meth:`evaluate`); None is the last point of :meth:`value_grad`.
 
         Returns
         -------
         product : ndarray of shape (n_params(p),)
         """
         vector = self._check_params(vector, p)
-        point = self._check_point(p)
+        point = self._check_point(point, p)
         nb, k = self.n_intercept, self.n_scores
-        P = self.proba() if proba is None else proba
+        P = self.proba(point) if proba is None else proba
         Vt = vector[nb:].reshape(p, k)
         U = self.columns.matmul(Vt, np.empty((self.columns.n_samples, k)))
         if self.fit_intercept:
@@ -374,14 +459,14 @@ class LinearObjective:
         out[:nb] = HU.sum(axis=0)[:nb]
         out[nb:] = self.columns.rmatmul(HU, p).ravel()
         if self.penalty is not None and p:
-            _, _, H = self.penalty.column_terms(point, hessian=True)
+            _, _, H = self.penalty.column_terms(point.Wt, hessian=True)
             out[nb:] += np.einsum("jab,jb->ja", H, Vt).ravel()
         return out
 
-    def hessian_columns(self, first, p, intercept=False):
+    def hessian_columns(self, first, p, intercept=False, point=None):
         """Exact Hessian columns of the coefficients of columns ``first .. p``.
 
-        At the last evaluated point: the entries ``H[:, nb + first k:]`` of
+        At ``point`` (None: the last of :meth:`value_grad`): the entries ``H[:, nb + first k:]`` of
         the Hessian (``nb`` intercept entries, ``k`` scores), computed from
         the loss's per-row Hessians in one product with the columns, with
         the intercept's columns first when ``intercept`` (the whole Hessian
@@ -393,6 +478,8 @@ class LinearObjective:
             The new columns are ``first .. p - 1``.
         intercept : bool, default=False
             Include the intercept's coefficients (with an intercept).
+        point : Point, default=None
+            Where (:meth:`evaluate`).
 
         Returns
         -------
@@ -402,7 +489,7 @@ class LinearObjective:
         if not 0 <= first <= p <= self.columns.n_columns:
             raise ValueError(f"hessian_columns needs 0 <= first <= p <= "
                              f"{self.columns.n_columns}, got first={first}, p={p}")
-        point = self._check_point(p)
+        point = self._check_point(point, p)
         nb, k = self.n_intercept, self.n_scores
         n, with_b = self.columns.n_samples, intercept and self.fit_intercept
         V = np.empty((n, p - first + with_b))
@@ -413,7 +500,7 @@ class LinearObjective:
         width, kk = V.shape[1], k * (k + 1) // 2
         V /= self.total  # the normalisation, on V rather than on the wider M
         M = np.empty((n, width * kk))
-        hessian_rows(self.proba(), self.sample_weight, V, M)
+        self.loss.hessian_rows(self.proba(point), self.sample_weight, V, M)
         prod = self.columns.rmatmul(M, p)  # (p, width * kk)
         if self.fit_intercept:  # the column sums by BLAS (NumPy's axis-0 sum is slower)
             prod = np.vstack([np.ones(n) @ M, prod])
@@ -425,7 +512,7 @@ class LinearObjective:
         # full[l, j, c, c'] -> out[l k + c, j k + c'] (the intercept is block l = 0)
         out = full.transpose(0, 2, 1, 3).reshape(prod.shape[0] * k, width * k)
         if self.penalty is not None and p > first:
-            _, _, H = self.penalty.column_terms(point[first:p], hessian=True)
+            _, _, H = self.penalty.column_terms(point.Wt[first:p], hessian=True)
             offset = nb if with_b else 0
             for j in range(p - first):
                 r = nb + (first + j) * k

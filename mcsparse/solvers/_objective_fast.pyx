@@ -1,16 +1,13 @@
 # Products with the dense selected columns of ShareBoost's refit, and the fused
 # pass scores -> loss -> gradient over them.
 #
-# The columns are stored Fortran-ordered (n_rows, capacity), float32 or
-# float64; their first p columns, minus a per-column shift (the centring), are
-# the matrix Xc of the products. Rows are processed in sub-blocks of about
-# 256 KB of float64: a float32 (or shifted) sub-block is converted once into
-# a float64 buffer, so that the two products of the fused pass (scores, then
-# gradient) read it from cache and accumulate in float64 (dgemm). An unshifted
-# float64 store is read in place.
-#
-# The plain-NumPy twins are in mcsparse.solvers._design (dense and group products)
-# and mcsparse.solvers._thresholds (threshold columns).
+# The columns are stored Fortran-ordered (n_rows, capacity), float32 or float64;
+# their first p columns minus a per-column shift (the centring) are the matrix Xc
+# of the products. Rows go in sub-blocks of about 256 KB of float64: a float32 (or
+# shifted) sub-block is converted once into a float64 buffer that both products of
+# the fused pass (scores, then gradient, around the loss's row kernel) read from
+# cache, accumulating in float64 (dgemm); an unshifted float64 store is read in
+# place. NumPy twins: mcsparse.solvers._design and mcsparse.solvers._thresholds.
 
 from libc.limits cimport INT_MAX
 from libc.stdlib cimport calloc, free, malloc
@@ -19,7 +16,7 @@ from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
-from mcsparse.loss._multiclass_logistic_fast cimport rows_loss_grad
+from mcsparse.loss._multiclass_logistic_fast cimport RowKernel
 from mcsparse.utils._simd cimport mcs_simd_switch
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
@@ -63,11 +60,41 @@ cdef double* _load(const store_t[::1, :] X, intp_t i0, intp_t nb, intp_t p,
     return buf
 
 
+cdef void _add_rows(const double[:, ::1] M, intp_t start, intp_t stop,
+                    double[::1] out) noexcept nogil:
+    """``out += M[start:stop].sum(axis=0)``, row by row."""
+    cdef intp_t i, c
+    for i in range(start, stop):
+        for c in range(M.shape[1]):
+            out[c] += M[i, c]
+
+
 cdef int _check(const store_t[::1, :] X, const double[::1] shift, intp_t p) except -1:
     if p < 0 or p > X.shape[1]:
         raise ValueError(f"p={p} is outside [0, {X.shape[1]}] (the stored columns)")
     if shift is not None and shift.shape[0] < p:
         raise ValueError(f"shift has {shift.shape[0]} entries, fewer than p={p}")
+    return 0
+
+
+cdef int _check_fused(intp_t n, intp_t p, const double[:, ::1] Wt, const double[::1] intercept,
+                      const intp_t[::1] y, const double[::1] sample_weight, RowKernel kernel,
+                      double[:, ::1] scores, double[:, ::1] residual, double[:, ::1] grad_Wt,
+                      double[::1] grad_intercept, tuple inputs) except -1:
+    """The fused passes' checks: shapes, labels, no output sharing memory with an input."""
+    cdef intp_t k = Wt.shape[1]
+    if (Wt.shape[0] != p or intercept.shape[0] != k or y.shape[0] != n or scores.shape[0] != n
+            or scores.shape[1] != k or residual.shape[0] != n or residual.shape[1] != k
+            or grad_Wt.shape[0] != p or grad_Wt.shape[1] != k or grad_intercept.shape[0] != k):
+        raise ValueError("the arrays of the fused pass have inconsistent shapes")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("sample_weight has the wrong length")
+    kernel.check(y, k)
+    _check_apart(inputs + ((Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
+                           (None if sample_weight is None else sample_weight.base,
+                            "sample_weight")),
+                 ((scores.base, "scores"), (residual.base, "residual"),
+                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
     return 0
 
 
@@ -161,17 +188,14 @@ def dense_rmatmul(const store_t[::1, :] X not None, const double[::1] shift, int
 def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, intp_t p,
                      const double[:, ::1] Wt not None, const double[::1] intercept not None,
                      const intp_t[::1] y not None, const double[::1] sample_weight,
-                     double margin, bint binary,
-                     double[:, ::1] scores not None, double[:, ::1] residual not None,
-                     double[:, ::1] grad_Wt not None, double[::1] grad_intercept not None):
+                     RowKernel kernel not None, double[:, ::1] scores not None,
+                     double[:, ::1] residual not None, double[:, ::1] grad_Wt not None,
+                     double[::1] grad_intercept not None):
     """The fused pass: scores, loss and gradient of the rows of ``X``.
 
-    ``scores = Xc[:, :p] @ Wt + intercept``; the loss kernel of
-    :mod:`mcsparse.loss._multiclass_logistic_fast` gives ``residual`` (rows
-    ``w_i (p_i - e_{y_i})``) and the weighted loss sum; then ``grad_Wt =
-    Xc[:, :p].T @ residual`` and ``grad_intercept`` the column sums of
-    ``residual``. One sub-block of rows at a time, so that both products
-    read it from cache.
+    ``scores = Xc[:, :p] @ Wt + intercept``; the loss's row kernel gives ``residual``
+    (rows ``w_i dl/ds_i``) and the weighted loss sum; then ``grad_Wt = Xc[:, :p].T @
+    residual`` and ``grad_intercept`` its column sums, a sub-block of rows at a time.
 
     Parameters
     ----------
@@ -182,9 +206,8 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
     intercept : ndarray of shape (n_scores,), float64
     y : ndarray of shape (n_rows,), intp, labels of the loss
     sample_weight : ndarray of shape (n_rows,), float64, or None
-    margin : float
-    binary : bool
-        The binary logistic loss (one score per row) instead of the margin loss.
+    kernel : RowKernel
+        The loss's row kernel (``loss.kernel``).
     scores, residual : ndarray of shape (n_rows, n_scores), float64, C order, overwritten
     grad_Wt : ndarray of shape (p, n_scores), float64, C order, overwritten
     grad_intercept : ndarray of shape (n_scores,), float64, overwritten
@@ -195,37 +218,20 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
         ``sum_i w_i l_i`` (not normalised).
     """
     _check(X, shift, p)
-    cdef intp_t n = X.shape[0], k = Wt.shape[1], nb, i0, r, c, n_labels
-    if (Wt.shape[0] != p or intercept.shape[0] != k or y.shape[0] != n
-            or scores.shape[0] != n or scores.shape[1] != k
-            or residual.shape[0] != n or residual.shape[1] != k
-            or grad_Wt.shape[0] != p or grad_Wt.shape[1] != k
-            or grad_intercept.shape[0] != k):
-        raise ValueError("the arrays of the fused pass have inconsistent shapes")
-    if sample_weight is not None and sample_weight.shape[0] != n:
-        raise ValueError("sample_weight has the wrong length")
-    if binary and k != 1:
-        raise ValueError(f"the binary logistic loss takes one score per row, got {k}")
-    n_labels = 2 if binary else k
-    for r in range(n):
-        if y[r] < 0 or y[r] >= n_labels:
-            raise ValueError(f"label y[{r}]={y[r]} is outside [0, {n_labels})")
-    _check_apart(((X.base, "X"), (None if shift is None else shift.base, "shift"),
-                  (Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
-                  (None if sample_weight is None else sample_weight.base, "sample_weight")),
-                 ((scores.base, "scores"), (residual.base, "residual"),
-                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
+    cdef intp_t n = X.shape[0], k = Wt.shape[1], nb, i0, r, c
+    _check_fused(n, p, Wt, intercept, y, sample_weight, kernel, scores, residual, grad_Wt,
+                 grad_intercept, ((X.base, "X"),
+                                  (shift.base if shift is not None else None, "shift")))
     cdef int k_ = <int> k, n_, p_ = <int> p, ld
     cdef double one = 1.0, zero = 0.0, beta = 0.0, total = 0.0
-    cdef bint weighted = sample_weight is not None
     cdef const double* sh = NULL if shift is None or shift.shape[0] == 0 else &shift[0]
     cdef double* buf = NULL
     cdef double* block = NULL
+    cdef double[::1] no_rows = None
     grad_intercept[:] = 0.0
-    if p > 0:
-        grad_Wt[:, :] = 0.0
     nb = _sub_rows(p)
     if p > 0:
+        grad_Wt[:, :] = 0.0
         buf = <double*> malloc(nb * p * sizeof(double))
         if buf == NULL:
             raise MemoryError()
@@ -244,8 +250,9 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
                 for r in range(i0, i0 + n_):
                     for c in range(k):
                         scores[r, c] = intercept[c]
-            total += rows_loss_grad(scores, y, sample_weight, weighted, margin, binary,
-                                    residual, grad_intercept, i0, i0 + n_)
+            total += kernel.rows(scores, y, sample_weight, sample_weight is not None,
+                                 residual, no_rows, i0, i0 + n_)
+            _add_rows(residual, i0, i0 + n_, grad_intercept)
             if p > 0:
                 # grad_Wt.T (k x p) += residual[i0:].T (k x n_) @ block (n_ x p)
                 dgemm("N", "N", &k_, &p_, &n_, &one, &residual[i0, 0], &k_,
@@ -254,44 +261,6 @@ def dense_value_grad(const store_t[::1, :] X not None, const double[::1] shift, 
             i0 += n_
     free(buf)
     return total
-
-
-def hessian_rows(const double[:, ::1] P not None, const double[::1] sample_weight,
-                 const double[:, ::1] V not None, double[:, ::1] out not None):
-    """Every row's weighted loss Hessian, packed, times each of the vectors ``V``.
-
-    ``out[i, j kk + t] = V[i, j] w_i (p_ic 1[c = c'] - p_ic p_ic')`` for the
-    ``t``-th pair ``c <= c'`` of ``numpy.triu_indices(k)``, ``kk = k (k + 1) / 2``:
-    the rows whose products with the columns give the exact Hessian blocks
-    of new columns (``V`` their values).
-
-    Parameters
-    ----------
-    P : ndarray of shape (n_rows, k), float64, C order
-        The probabilities ``p_i`` of the loss's Hessian ``diag(p) - p p^T``.
-    sample_weight : ndarray of shape (n_rows,), float64, or None
-    V : ndarray of shape (n_rows, q), float64, C order
-    out : ndarray of shape (n_rows, q * kk), float64, C order, overwritten
-    """
-    cdef intp_t n = P.shape[0], k = P.shape[1], q = V.shape[1], kk = k * (k + 1) // 2
-    cdef intp_t i, j, c, d, t
-    cdef double scale, pc
-    if V.shape[0] != n or out.shape[0] != n or out.shape[1] != q * kk:
-        raise ValueError("P, V and out have inconsistent shapes")
-    if sample_weight is not None and sample_weight.shape[0] != n:
-        raise ValueError("sample_weight has the wrong length")
-    with nogil:
-        for i in range(n):
-            for j in range(q):
-                scale = V[i, j] * (sample_weight[i] if sample_weight is not None else 1.0)
-                t = j * kk
-                for c in range(k):
-                    pc = scale * P[i, c]
-                    out[i, t] = pc - pc * P[i, c]
-                    t += 1
-                    for d in range(c + 1, k):
-                        out[i, t] = -pc * P[i, d]
-                        t += 1
 
 
 # -- row-sparse groups ---------------------------------------------------------------
@@ -765,9 +734,9 @@ def cuts_value_grad(const int[:, ::1] slots not None, const int[:, ::1] order no
                     const intp_t[::1] cols not None, const double[::1] shift not None,
                     const double[:, ::1] Wt not None, const double[::1] intercept not None,
                     const intp_t[::1] y not None, const double[::1] sample_weight,
-                    double margin, bint binary,
-                    double[:, ::1] scores not None, double[:, ::1] residual not None,
-                    double[:, ::1] grad_Wt not None, double[::1] grad_intercept not None):
+                    RowKernel kernel not None, double[:, ::1] scores not None,
+                    double[:, ::1] residual not None, double[:, ::1] grad_Wt not None,
+                    double[::1] grad_intercept not None):
     """The fused pass over threshold columns: :func:`dense_value_grad`'s outputs.
 
     ``scores = intercept`` plus :func:`slots_matmul`; the loss kernel gives
@@ -778,54 +747,39 @@ def cuts_value_grad(const int[:, ::1] slots not None, const int[:, ::1] order no
     ----------
     slots, order, ends, run_start, cols, shift
         As in :func:`slots_matmul` and :func:`sorted_rmatmul`.
-    Wt, intercept, y, sample_weight, margin, binary, scores, residual, grad_Wt, grad_intercept
+    Wt, intercept, y, sample_weight, kernel, scores, residual, grad_Wt, grad_intercept
         As in :func:`dense_value_grad`, with ``p = Wt.shape[0]``.
 
     Returns
     -------
     loss_sum : float
     """
-    cdef intp_t n = scores.shape[0], k = Wt.shape[1], p = Wt.shape[0], r, c, n_labels
+    cdef intp_t n = scores.shape[0], k = Wt.shape[1], p = Wt.shape[0], r, c
     cdef double total
     cdef double* table
     cdef double* padded
-    if (intercept.shape[0] != k or y.shape[0] != n or scores.shape[1] != k
-            or residual.shape[0] != n or residual.shape[1] != k or grad_Wt.shape[0] != p
-            or grad_Wt.shape[1] != k or grad_intercept.shape[0] != k):
-        raise ValueError("the arrays of the fused pass have inconsistent shapes")
-    if sample_weight is not None and sample_weight.shape[0] != n:
-        raise ValueError("sample_weight has the wrong length")
-    if binary and k != 1:
-        raise ValueError(f"the binary logistic loss takes one score per row, got {k}")
+    cdef double[::1] no_rows = None
     if slots.shape[0] != n or slots.shape[1] != order.shape[0]:
         raise ValueError("slots and order must have one row per row and per run")
     _check_runs(run_start, cols, shift, p, slots.shape[1])
     _check_sorted(order, ends, run_start, n)
-    n_labels = 2 if binary else k
-    for r in range(n):
-        if y[r] < 0 or y[r] >= n_labels:
-            raise ValueError(f"label y[{r}]={y[r]} is outside [0, {n_labels})")
-    _check_apart(((slots.base, "slots"), (order.base, "order"), (ends.base, "ends"),
-                  (run_start.base, "run_start"), (cols.base, "cols"), (shift.base, "shift"),
-                  (Wt.base, "Wt"), (intercept.base, "intercept"), (y.base, "y"),
-                  (None if sample_weight is None else sample_weight.base, "sample_weight")),
-                 ((scores.base, "scores"), (residual.base, "residual"),
-                  (grad_Wt.base, "grad_Wt"), (grad_intercept.base, "grad_intercept")))
+    _check_fused(n, p, Wt, intercept, y, sample_weight, kernel, scores, residual, grad_Wt,
+                 grad_intercept, ((slots.base, "slots"), (order.base, "order"),
+                                  (ends.base, "ends"), (run_start.base, "run_start"),
+                                  (cols.base, "cols"), (shift.base, "shift")))
+    grad_intercept[:] = 0.0
+    grad_Wt[:, :] = 0.0
     table = _slot_table(cols.shape[0] + slots.shape[1], _stride(k))
     padded = _slot_table(n + 1, _stride(k))
     with nogil:
         for r in range(n):
             for c in range(k):
                 scores[r, c] = intercept[c]
-        for c in range(k):
-            grad_intercept[c] = 0.0
-        for r in range(p):
-            for c in range(k):
-                grad_Wt[r, c] = 0.0
         if cols.shape[0]:
             _slots_add(slots, run_start, cols, shift, Wt, scores, table)
-        total = rows_loss_grad(scores, y, sample_weight, sample_weight is not None, margin,
-                               binary, residual, grad_intercept, 0, n)
+        total = kernel.rows(scores, y, sample_weight, sample_weight is not None, residual,
+                            no_rows, 0, n)
+        _add_rows(residual, 0, n, grad_intercept)
         if cols.shape[0]:
             _sorted_sums(order, ends, run_start, cols, shift, residual, grad_Wt, padded)
     free(table)

@@ -191,11 +191,12 @@ class CarriedCurvature:
         other.n_params = m
         return other
 
-    def extend(self, objective, first, p, work):
+    def extend(self, objective, first, p, work, point=None):
         """Add the coefficients of columns ``first .. p`` (appended to the parameters).
 
-        ``objective`` was just evaluated at the warm start (zeros for the new
-        coefficients). ``work`` is the cost of the exact bordering,
+        ``point`` is the objective's :class:`~mcsparse.solvers._objective.Point`
+        at the warm start (zeros for the new coefficients; None: the last of
+        its ``value_grad``). ``work`` is the cost of the exact bordering,
         ``n_samples * n_params * new coefficients``. From no parameters, the
         intercept's coefficients are new too.
         """
@@ -203,7 +204,7 @@ class CarriedCurvature:
         self.n_params = m
         if m <= self.max_dense and work <= MAX_BORDER_WORK and (
                 m_old == 0 or (self.dense and m - m_old <= MAX_DENSE_GROWTH)):
-            E = objective.hessian_columns(first, p, intercept=m_old == 0)
+            E = objective.hessian_columns(first, p, intercept=m_old == 0, point=point)
             self._border(E, m_old, m)
             return
         self.H = None
@@ -241,10 +242,10 @@ class CarriedCurvature:
         H[:m_old, m_old:m] = -AB @ S_inv
         H[m_old:m, m_old:m] = S_inv
 
-    def reset(self, objective, p, work):
-        """Start from the exact Hessian of all ``p`` columns (or empty L-BFGS pairs)."""
+    def reset(self, objective, p, work, point=None):
+        """Start from the exact Hessian of ``p`` columns at ``point`` (or no L-BFGS pairs)."""
         self.H, self.pairs, self.n_params = None, [], 0
-        self.extend(objective, 0, p, work)
+        self.extend(objective, 0, p, work, point)
 
     def direction(self, g):
         """``-H g``."""
@@ -310,7 +311,9 @@ def two_loop_numpy(pairs, q, gamma):
 
 
 def _line_search(fun, x, f, g, d, t_max=1.0):
-    """Backtracking from the unit step; returns ``(step, f_new, g_new, noisy)`` or None.
+    """Backtracking from the unit step; returns ``(step, point, noisy)`` or None.
+
+    ``fun(z)`` returns the objective's point at ``z`` (its ``value`` and ``grad``).
 
     The first step is at most ``t_max``. A step is accepted when the
     objective falls enough (Armijo). When the
@@ -333,17 +336,18 @@ def _line_search(fun, x, f, g, d, t_max=1.0):
     g_max = np.max(np.abs(g))
     noise = _NOISE * np.finfo(float).eps * max(abs(f), np.finfo(float).tiny)
     for i in range(_MAX_LINE_SEARCH):
-        f_new, g_new = fun(x + t * d)
+        point = fun(x + t * d)
+        f_new, g_new = point.value, point.grad
         if i == 0 and f_new == f and np.array_equal(g_new, g):
             return None
         if np.isfinite(f_new):
             if -slope * t <= noise:
                 if np.max(np.abs(g_new)) <= 0.9 * g_max:
-                    return t, f_new, g_new, True
+                    return t, point, True
                 t *= 0.5
                 continue
             if f_new <= f + _ARMIJO * t * slope:
-                return t, f_new, g_new, False
+                return t, point, False
             # minimiser of the quadratic through f, slope and f_new, within [0.1 t, 0.5 t]
             t_quad = -slope * t * t / (2.0 * (f_new - f - slope * t))
             t = min(max(t_quad, 0.1 * t), 0.5 * t)
@@ -371,7 +375,7 @@ class Refit:
     Parameters
     ----------
     params : ndarray
-        The last iterate; the objective was last evaluated there.
+        The last iterate.
     value : float
         The objective there.
     grad : ndarray
@@ -383,6 +387,8 @@ class Refit:
         stopped by the line search with the gradient above ``gtol``.
     gtol : float, default=nan
         The tolerance the solve was given.
+    point : Point, default=None
+        The objective at ``params`` (scores and residual included).
     """
 
     params: np.ndarray
@@ -391,9 +397,10 @@ class Refit:
     n_iter: int
     status: str
     gtol: float = float("nan")
+    point: object = None
 
 
-def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
+def solve(objective, params, p, *, gtol, max_iter, curvature, point=None):
     """Minimise ``objective`` on ``p`` columns from ``params``.
 
     Parameters
@@ -410,13 +417,14 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
         Iteration cap.
     curvature : CarriedCurvature
         The curvature to start from; updated in place.
-    f, g : float and ndarray, default=None
-        The value and gradient at ``params``, if known (the objective must
-        then have been last evaluated there).
+    point : Point, default=None
+        The objective at ``params`` (``objective.evaluate``), if known; its
+        arrays are read, never written.
 
     Returns
     -------
     result : Refit
+        With the point of the last iterate.
 
     Raises
     ------
@@ -428,22 +436,27 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
     if not 0 <= gtol < np.inf:
         raise ValueError(f"gtol must be finite and >= 0, got {gtol!r}")
     max_iter = check_int(max_iter, "max_iter", low=0)
+    # every evaluation of this solve writes into one set of arrays (never those of
+    # ``point``): a trial overwrites the scores of the current iterate, which the
+    # line search does not read (only its value and gradient)
+    work = [None]
 
     def fun(z):
-        return objective.value_grad(z, p)
+        work[0] = objective.evaluate(z, p, out=work[0])
+        return work[0]
 
     x = params
     if not np.isfinite(x).all():
         raise ValueError("the starting point (params) holds NaN or infinity")
-    if f is None:
-        f, g = fun(x)
+    here = fun(x) if point is None else point
+    f, g = here.value, here.grad
     if not (np.isfinite(f) and np.isfinite(g).all()):
         raise ValueError("the objective or its gradient is not finite at the starting "
                          "point: the scores overflow (rescale X, e.g. to [-1, 1])")
     n_iter = noisy_steps = 0
     while np.max(np.abs(g), initial=0.0) > gtol:
         if n_iter >= max_iter:
-            return Refit(x, f, g, n_iter, "max_iter", gtol)
+            return Refit(x, f, g, n_iter, "max_iter", gtol, here)
         d = objective.flat_free(curvature.direction(g))
         if not g @ d < 0:  # lost descent (rounding): restart from the gradient
             curvature.restart(g)
@@ -451,12 +464,13 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, f=None, g=None):
         found = _line_search(fun, x, f, g, d, _score_trust(objective, d, p))
         # near the minimum, steps judged by the gradient alone converge in a
         # few; a run of them means the gradient is rounding noise
-        noisy_steps = noisy_steps + 1 if found is not None and found[3] else 0
+        noisy_steps = noisy_steps + 1 if found is not None and found[2] else 0
         if found is None or noisy_steps > _MAX_NOISY_STEPS:
-            fun(x)  # leave the objective at the returned point
-            return Refit(x, f, g, n_iter, "failed", gtol)
-        t, f_new, g_new, _ = found
+            if here is not point and here is not work[0]:  # its arrays hold a trial's
+                here = fun(x)
+            return Refit(x, f, g, n_iter, "failed", gtol, here)
+        t, new, _ = found
         n_iter += 1
-        curvature.update(t * d, g_new - g)
-        x, f, g = x + t * d, f_new, g_new
-    return Refit(x, f, g, n_iter, "ok", gtol)
+        curvature.update(t * d, new.grad - g)
+        x, f, g, here = x + t * d, new.value, new.grad, new
+    return Refit(x, f, g, n_iter, "ok", gtol, here)

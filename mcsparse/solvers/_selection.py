@@ -67,17 +67,18 @@ def _first_min(ids, values):
     return int(ids[i]), float(values[i])
 
 
-class _Point:
-    """The objective at the current ``W``, ``b``, and its values along one-column updates.
+class _Updates:
+    """The objective's values along one-column updates of the current model.
 
     ``value(Xc, V)`` is the mean loss at scores ``S0 + x_c v_c^T`` for a block
     of candidate columns ``Xc`` (n, B) and updates ``V`` (B, k), computed by
-    the loss's row kernel on the (B n, k) stacked scores.
+    the loss's row kernel on the (B n, k) stacked scores; ``S0`` the scores
+    of ``point``, the objective at the current ``W``, ``b``.
     """
 
-    def __init__(self, objective):
+    def __init__(self, objective, point):
         self.loss = objective.loss
-        self.S0 = objective.scores
+        self.S0 = point.scores
         self.y = objective.y
         n = self.S0.shape[0]
         self.w = np.ones(n) if objective.sample_weight is None else objective.sample_weight
@@ -105,13 +106,19 @@ class _Point:
         return rows.reshape(V.shape[0], -1) @ self.w / self.total, P
 
 
-def _newton_terms(P, wx, wxx, onehot_wx, total):
-    """Gradient (B, k) and Hessian (B, k, k) of the loss in a column's update ``u``."""
+def _newton_terms(loss, P, wx, wxx, onehot_wx, total):
+    """Gradient (B, k) and Hessian (B, k, k) of the loss in a column's update ``u``.
+
+    Column ``c`` of the Hessian is ``sum_i x_i^2 w_i H_i e_c``, the loss's row
+    Hessian products.
+    """
     g = (np.einsum("bn,bnk->bk", wx, P) - onehot_wx) / total
-    Q = P * wxx[:, :, None]
-    H = -np.einsum("bnk,bnl->bkl", Q, P) / total
-    idx = np.arange(P.shape[2])
-    H[:, idx, idx] += Q.sum(axis=1) / total
+    k = P.shape[2]
+    H = np.empty((P.shape[0], k, k))
+    for c in range(k):
+        e = np.zeros(k)
+        e[c] = 1.0
+        H[:, :, c] = loss.hessian_product(P, wxx, e).sum(axis=1) / total
     return g, H
 
 
@@ -136,7 +143,8 @@ def _best_column_block(state, Xc, penalty, base):
             break
         Ua = U[active]
         _, P = state.value_proba(Xc[:, active], Ua)
-        g, H = _newton_terms(P, wx[active], wxx[active], onehot_wx[active], state.total)
+        g, H = _newton_terms(state.loss, P, wx[active], wxx[active], onehot_wx[active],
+                             state.total)
         _, pg, ph = penalty.column_terms(Ua)
         g = g + pg
         H = H + ph
@@ -200,9 +208,9 @@ def _line_search_block(state, Xc, residual, penalty, base):
         Uc = eta[active, None] * h
         _, P = state.value_proba(Xc[:, active], Uc)
         ph = np.einsum("bnk,bk->bn", P, h)
-        ph2 = np.einsum("bnk,bk->bn", P, h * h)
         d1 = np.einsum("bn,bn->b", wx[active], ph - hy[active]) / state.total
-        d2 = np.einsum("bn,bn->b", wxx[active], ph2 - ph * ph) / state.total
+        Hh = state.loss.hessian_product(P, wxx[active], h[:, None, :])  # sum_i x_i^2 w_i H_i h
+        d2 = np.einsum("bnk,bk->b", Hh, h) / state.total
         _, pg, phs = penalty.column_terms(Uc)
         d1 = d1 + np.einsum("bk,bk->b", h, pg)
         d2 = d2 + np.einsum("bk,bkl,bl->b", h, phs, h)
@@ -217,7 +225,7 @@ def _line_search_block(state, Xc, residual, penalty, base):
     return f
 
 
-def select_one_column(rule, features, excluded, objective, W):
+def select_one_column(rule, features, excluded, objective, point):
     """The ``"best_column"`` (eq. 6) or ``"line_search"`` (eq. 7) choice.
 
     Parameters
@@ -228,11 +236,11 @@ def select_one_column(rule, features, excluded, objective, W):
     excluded : ndarray of intp
         Selected ids.
     objective : LinearObjective
-        Evaluated at the current ``W`` and ``b`` (its ``scores`` and
-        ``residual``); its loss and penalty define ``F``.
-    W : ndarray of shape (n_scores, n_columns)
-        The current coefficients (the penalty of the new column is added to
-        theirs, a constant).
+        Its loss and penalty define ``F``.
+    point : Point
+        The objective at the current ``W`` and ``b`` (its ``scores``,
+        ``residual`` and ``Wt``; the penalty of the new column is added to
+        that of ``W``, a constant).
 
     Returns
     -------
@@ -243,8 +251,9 @@ def select_one_column(rule, features, excluded, objective, W):
     """
     ids = _candidate_ids(features.n_candidates_, excluded)
     penalty = objective.penalty if objective.penalty is not None else Frobenius(0.0)
-    base = float(np.sum(penalty.column_terms(W.T, hessian=False)[0])) if W.size else 0.0
-    state = _Point(objective)
+    base = (float(np.sum(penalty.column_terms(point.Wt, hessian=False)[0])) if point.Wt.size
+            else 0.0)
+    state = _Updates(objective, point)
     n, k = state.S0.shape
     block = _block_size(n, k)
     values = np.empty(ids.size)
@@ -254,7 +263,7 @@ def select_one_column(rule, features, excluded, objective, W):
         if rule == "best_column":
             values[s : s + block] = _best_column_block(state, Xc, penalty, base)
         else:
-            values[s : s + block] = _line_search_block(state, Xc, objective.residual,
+            values[s : s + block] = _line_search_block(state, Xc, point.residual,
                                                        penalty, base)
     return _first_min(ids, values)
 

@@ -20,7 +20,7 @@ from ..features._base import Dense, RowSubset, training_block
 from ..features._chunk_scan import ModelScan, ScanLabels
 from ..features._raw import RawFeatures
 from ..loss import MulticlassLogisticLoss, make_penalty
-from ..loss._multiclass_logistic import _LogisticLoss
+from ..loss._base import Loss
 from ..loss._penalties import SMOOTH_PENALTIES
 from ..utils.validation import (check_bool, check_int, check_real, check_solver_data,
                                 check_solver_targets, check_verbose)
@@ -323,12 +323,16 @@ class _PathState:
         self.selected, self.column_ptr = [], [0]
         self.coefs, self.intercepts, self.losses, self.scores, self.n_iters = [], [], [], [], []
         self.params = np.zeros(self.objective.n_intercept)
-        self.loss, self.grad = self.objective.value_grad(self.params, 0)
+        self.set_point(self.objective.evaluate(self.params, 0))
         # duplicate columns: a fixed random probe gives each selected block a
         # signature (the bytes of block.T @ probe); equal ones are compared exactly
         self._probe = np.random.default_rng(0).standard_normal(n_samples)
         self._signatures = {}
         self._block = None  # (j, training block) of the last candidate read
+
+    def set_point(self, point):
+        """The objective at the current model (:class:`~mcsparse.solvers._objective.Point`)."""
+        self.point, self.loss, self.grad = point, point.value, point.grad
 
     @property
     def p(self):
@@ -350,9 +354,10 @@ class _PathState:
     def start(self):
         """Round 0: ``W = 0`` and, with an intercept, the best intercept-only model."""
         if self.fit_intercept:
-            self.curvature.reset(self.objective, 0, 0)
-            result = self.refit(self.params, 0)
-            self.params, self.loss, self.grad = result.params, result.value, result.grad
+            self.curvature.reset(self.objective, 0, 0, self.point)
+            result = self.refit(self.params, 0, point=self.point)
+            self.params = result.params
+            self.set_point(result.point)
             self.count_stop(result, 0)
         self.initial_intercept = _read_only(self.model()[1])
         self.initial_loss = self.loss
@@ -376,11 +381,11 @@ class _PathState:
             b = np.asarray(self.intercepts[-1], dtype=np.float64) if self.coefs else np.zeros(k)
             self.params = self.objective.pack(W, b + W @ self.columns.shift[:p])
         with self.one_blas_thread():
-            self.loss, self.grad = self.objective.value_grad(self.params, p)
+            self.set_point(self.objective.evaluate(self.params, p))
             if path.curvature is not None and path.curvature.n_params == self.params.size:
                 self.curvature = path.curvature.copy()
             else:
-                self.curvature.reset(self.objective, p, self.border_work(0, p))
+                self.curvature.reset(self.objective, p, self.border_work(0, p), self.point)
 
     def block(self, j):
         """Candidate ``j``'s training columns, dense (the last candidate read is kept)."""
@@ -446,8 +451,8 @@ class _PathState:
         """
         return self._threadpools.limit(limits=1, user_api="blas")
 
-    def refit(self, params, p, curvature=None, f=None, g=None):
-        """Refit on ``p`` columns from ``params`` (value ``f``, gradient ``g`` if known).
+    def refit(self, params, p, curvature=None, point=None):
+        """Refit on ``p`` columns from ``params`` (the objective's ``point`` there if known).
 
         Returns a :class:`~mcsparse.solvers._refit.Refit`. The tolerance is
         relative to the objective at the warm start: the gradient's scale
@@ -456,11 +461,11 @@ class _PathState:
         """
         curvature = self.curvature if curvature is None else curvature
         with self.one_blas_thread():
-            if f is None:
-                f, g = self.objective.value_grad(params, p)
-            gtol = self.tol * f
+            if point is None:
+                point = self.objective.evaluate(params, p)
+            gtol = self.tol * point.value
             result = solve(self.objective, params, p, gtol=gtol, max_iter=self.max_iter,
-                           curvature=curvature, f=f, g=g)
+                           curvature=curvature, point=point)
             if result.status == "failed" and curvature.dense:
                 # the carried curvature may have gone stale: once more from
                 # the exact Hessian at the last point, or from a scaled
@@ -470,12 +475,12 @@ class _PathState:
                 exact = not self.exact_retry_failed and (
                     self.border_work(0, p) <= self.max_iter * self.pass_work(p))
                 if exact:
-                    curvature.reset(self.objective, p, self.border_work(0, p))
+                    curvature.reset(self.objective, p, self.border_work(0, p), result.point)
                 else:
                     curvature.restart(result.grad)
                 again = solve(self.objective, result.params, p, gtol=gtol,
                               max_iter=self.max_iter - result.n_iter, curvature=curvature,
-                              f=result.value, g=result.grad)
+                              point=result.point)
                 again.n_iter += result.n_iter
                 result = again
                 self.exact_retry_failed |= exact and result.status == "failed"
@@ -487,25 +492,24 @@ class _PathState:
         return self.tol * self.loss
 
     def grow(self, j, start):
-        """Put candidate ``j`` at ``start``; ``(params, grad, gain)`` of the grown problem.
+        """Put candidate ``j`` at ``start``; ``(params, point, gain)`` of the grown problem.
 
         The new coefficients are zeros, which keep the current model's scores
-        (the objective was last evaluated there); ``gain`` is the largest
-        entry of their gradient: at or below :attr:`gtol`, the refit would
-        leave them at zero.
+        (:attr:`point`); ``gain`` is the largest entry of their gradient: at or
+        below :attr:`gtol`, the refit would leave them at zero.
         """
         self.put(j, start)
         p_new = self.columns.n_columns
         params = np.concatenate([self.params, np.zeros(self.objective.n_scores * (p_new - start))])
         with self.one_blas_thread():
-            grad = self.objective.grow(self.grad, start, p_new)
-        gain = float(np.max(np.abs(grad[self.params.size:]), initial=0.0))
-        return params, grad, gain
+            point = self.objective.grown(self.point, start, p_new)
+        gain = float(np.max(np.abs(point.grad[self.params.size:]), initial=0.0))
+        return params, point, gain
 
-    def refit_grown(self, params, grad, start, curvature=None):
+    def refit_grown(self, params, point, start, curvature=None):
         """Extend the curvature by the columns from ``start`` on and refit.
 
-        ``params`` and ``grad`` are :meth:`grow`'s. Returns ``(refit,
+        ``params`` and ``point`` are :meth:`grow`'s. Returns ``(refit,
         curvature)``; the curvature (the path's own unless given) is updated
         in place, the rest of the path's state changes only through
         :meth:`accept`.
@@ -513,13 +517,13 @@ class _PathState:
         curvature = self.curvature if curvature is None else curvature
         p_new = self.columns.n_columns
         with self.one_blas_thread():
-            curvature.extend(self.objective, start, p_new, self.border_work(start, p_new))
-        return self.refit(params, p_new, curvature, self.loss, grad), curvature
+            curvature.extend(self.objective, start, p_new, self.border_work(start, p_new), point)
+        return self.refit(params, p_new, curvature, point), curvature
 
     def add(self, j, start, curvature=None):
         """:meth:`grow` and :meth:`refit_grown`: ``(refit, curvature, gain)``."""
-        params, grad, gain = self.grow(j, start)
-        return (*self.refit_grown(params, grad, start, curvature), gain)
+        params, point, gain = self.grow(j, start)
+        return (*self.refit_grown(params, point, start, curvature), gain)
 
     def model(self):
         """``(W, b)`` of the current model on the selected columns as they are (not centred)."""
@@ -540,7 +544,8 @@ class _PathState:
         """Make ``result`` (``(refit, curvature)``) the new state; record round ``j``."""
         refit, self.curvature = result
         self.register(j)
-        self.params, self.loss, self.grad = refit.params, refit.value, refit.grad
+        self.params = refit.params
+        self.set_point(refit.point)
         nit = refit.n_iter
         self.count_stop(refit, len(self.selected) + 1)
         self.selected.append(j)
@@ -595,11 +600,10 @@ def _select_and_refit(state, selection):
     if result is not None:  # "full" refitted it already
         *result, gain = result
         return j, score, (None if gain <= state.gtol else tuple(result)), gain
-    # the objective was last evaluated at the current model
-    params, grad, gain = state.grow(j, state.p)
+    params, point, gain = state.grow(j, state.p)
     if gain <= state.gtol:
         return j, score, None, gain
-    return j, score, state.refit_grown(params, grad, state.p), gain
+    return j, score, state.refit_grown(params, point, state.p), gain
 
 
 def _choose(state, selection, excluded):
@@ -607,16 +611,13 @@ def _choose(state, selection, excluded):
     features, p = state.features, state.p
     if selection == "full":
         def try_candidate(j):
-            state.objective.value_grad(state.params, p)  # back at the current model
             result = state.add(j, p, state.curvature.copy())
             return result[0].value, result
 
         j, score, result = select_full(features, excluded, try_candidate)
         if result is None:  # a tie broken towards a lower id than the best seen
-            state.objective.value_grad(state.params, p)
             return j, score, state.add(j, p, state.curvature.copy())
         state.put(j, p)  # the store holds the last candidate tried
-        state.objective.value_grad(result[0].params, state.columns.n_columns)
         return j, score, result
     if selection == "gradient_l1":
         if isinstance(features, ModelScan):  # the residual is made next to the data
@@ -626,12 +627,10 @@ def _choose(state, selection, excluded):
             j, score = features.best_candidate_for_model(labels, state.selected, W, b,
                                                          excluded)
         else:
-            j, score = features.best_candidate(state.objective.residual, excluded)
+            j, score = features.best_candidate(state.point.residual, excluded)
         j, score = _checked_candidate(features, j, score, set(excluded.tolist()))
         return j, score / state.objective.total, None
-    # the objective was last evaluated at the current W
-    W, _ = state.objective.unpack(state.params, p)
-    j, score = select_one_column(selection, features, excluded, state.objective, W)
+    j, score = select_one_column(selection, features, excluded, state.objective, state.point)
     return j, score, None
 
 
@@ -645,9 +644,9 @@ def _check_path_arguments(selection, penalty, beta, loss, margin):
     if loss is not None and margin != 1.0:
         raise ValueError("give the margin to the loss object, not to shareboost_path, "
                          "when loss is set")
-    if loss is not None and not isinstance(loss, _LogisticLoss):
-        raise TypeError("loss must be a MulticlassLogisticLoss or BinaryLogisticLoss "
-                        f"instance, got {loss!r}")
+    if loss is not None and not isinstance(loss, Loss):
+        raise TypeError("loss must be a loss of mcsparse.loss (MulticlassLogisticLoss, "
+                        f"BinaryLogisticLoss, SoftmaxLoss, ...), got {loss!r}")
 
 
 def _check_path_numbers(n_rounds, alpha, beta, tol, max_iter, fit_intercept, verbose,
@@ -790,8 +789,9 @@ def shareboost_path(
         Fit an unpenalised intercept vector.
     margin : float, default=1.0
         Margin of the loss: 1 is eq. (3); 0 the plain soft-max loss.
-    loss : MulticlassLogisticLoss or BinaryLogisticLoss, default=None
-        The loss (:mod:`mcsparse.loss`); None is eq. (3) with ``margin``.
+    loss : Loss, default=None
+        The loss (:mod:`mcsparse.loss`, e.g. :class:`~mcsparse.loss.SoftmaxLoss`);
+        None is eq. (3) with ``margin``.
         With :class:`~mcsparse.loss.BinaryLogisticLoss` (``n_classes=2``),
         ``W`` has one row, the binary problem of the one-vs-rest baseline.
     sample_weight : ndarray of shape (n_samples,), dtype float64, default=None
