@@ -20,7 +20,7 @@ CYTHON_MODULES = [
     "mcsparse.features._conv_max_fast",
     "mcsparse.features._anchors_fast",
     "mcsparse.solvers._mkl_fast",
-    "mcsparse.solvers._objective_fast",
+    "mcsparse.solvers._columns_fast",
     "mcsparse.solvers._refit_fast",
 ]
 

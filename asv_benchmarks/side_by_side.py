@@ -184,7 +184,7 @@ def _worker(name, quick, avx2=False):
     warnings.simplefilter("ignore")
     if avx2:  # this build's AVX-512 loops off: the AVX2 and BLAS paths
         from mcsparse.features._anchors_fast import _anchor_avx512
-        from mcsparse.solvers._objective_fast import _groups_avx512
+        from mcsparse.solvers._columns_fast import _groups_avx512
 
         _groups_avx512(False)
         _anchor_avx512(False)

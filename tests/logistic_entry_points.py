@@ -9,19 +9,19 @@ twin of the packed soft-max Hessian rows, written from the definition.
 import numpy as np
 
 from mcsparse.loss._multiclass_logistic_fast import LogisticKernel
-from mcsparse.solvers import _objective_fast
+from mcsparse.solvers import _columns_fast
 
 
 def dense_value_grad(X, shift, p, Wt, intercept, y, sample_weight, margin, binary, *out):
-    """``_objective_fast.dense_value_grad`` with ``LogisticKernel(margin, binary)``."""
-    return _objective_fast.dense_value_grad(X, shift, p, Wt, intercept, y, sample_weight,
+    """``_columns_fast.dense_value_grad`` with ``LogisticKernel(margin, binary)``."""
+    return _columns_fast.dense_value_grad(X, shift, p, Wt, intercept, y, sample_weight,
                                             LogisticKernel(margin, binary), *out)
 
 
 def cuts_value_grad(slots, order, ends, run_start, cols, shift, Wt, intercept, y,
                     sample_weight, margin, binary, *out):
-    """``_objective_fast.cuts_value_grad`` with ``LogisticKernel(margin, binary)``."""
-    return _objective_fast.cuts_value_grad(slots, order, ends, run_start, cols, shift, Wt,
+    """``_columns_fast.cuts_value_grad`` with ``LogisticKernel(margin, binary)``."""
+    return _columns_fast.cuts_value_grad(slots, order, ends, run_start, cols, shift, Wt,
                                            intercept, y, sample_weight,
                                            LogisticKernel(margin, binary), *out)
 

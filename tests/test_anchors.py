@@ -75,7 +75,7 @@ def test_training_rows_are_the_training_columns_without_a_copy():
 
 def test_path_with_shared_pieces_equals_the_path_with_copied_pieces(monkeypatch):
     """Pieces stored by reference (put_rows) or as copies of their rows: the same fit."""
-    from mcsparse.solvers._design import SelectedColumns
+    from mcsparse.solvers._columns import SelectedColumns
 
     X, y = _digits(500)
     fits = []

@@ -178,7 +178,7 @@ def test_scan_on_workers_equals_the_family_in_memory(client, pendigits):
     """Both selection entry points of DaskCandidates against the family in memory."""
     from mcsparse.features._dask import DaskCandidates
     from mcsparse.loss import MulticlassLogisticLoss
-    from mcsparse.solvers._design import SelectedColumns
+    from mcsparse.solvers._columns import SelectedColumns
     from mcsparse.solvers._objective import LinearObjective
 
     X, y = pendigits
@@ -217,7 +217,7 @@ def test_the_scheduler_holds_no_more_tasks_after_more_rounds(client, pendigits):
 
     from mcsparse.features._dask import DaskCandidates
     from mcsparse.loss import MulticlassLogisticLoss
-    from mcsparse.solvers._design import SelectedColumns
+    from mcsparse.solvers._columns import SelectedColumns
     from mcsparse.solvers._objective import LinearObjective
 
     X, y = pendigits

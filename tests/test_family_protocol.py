@@ -17,7 +17,7 @@ from mcsparse.features._base import Cuts, Dense, RowSubset, TrainingBlock, fit_f
 from mcsparse.features._chunk_scan import ChunkScan, ModelScan
 from mcsparse.features._dask import DaskCandidates
 from mcsparse.loss import MulticlassLogisticLoss
-from mcsparse.solvers._design import SelectedColumns
+from mcsparse.solvers._columns import SelectedColumns
 
 
 def _problem(n=120, d=6, seed=0):

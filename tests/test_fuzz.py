@@ -23,7 +23,7 @@ after it):
 - ``test_fuzz_loss_gradient``: ``loss/_multiclass_logistic_fast.pyx`` (test_loss.py);
 - ``test_fuzz_link_coefficients``, ``test_fuzz_mkl_epoch``:
   ``solvers/_mkl_fast.pyx`` (test_mkl.py);
-- the objective's and the refit's kernels (``solvers/_objective_fast.pyx``,
+- the objective's and the refit's kernels (``solvers/_columns_fast.pyx``,
   ``solvers/_refit_fast.pyx``) are compared with their twins over edge sizes
   in test_objective.py and test_refit.py.
 
@@ -49,10 +49,10 @@ from mcsparse.features._stumps import scan_stumps_numpy
 from mcsparse.features._stumps_fast import scan_stumps
 from mcsparse.loss._multiclass_logistic import loss_gradient_numpy
 from mcsparse.loss._multiclass_logistic_fast import loss_gradient
-from mcsparse.solvers._design import groups_matmul_numpy, groups_rmatmul_numpy
+from mcsparse.solvers._columns import groups_matmul_numpy, groups_rmatmul_numpy
 from mcsparse.solvers._mkl import link_coefficients, link_coefficients_numpy, mkl_epoch_numpy
 from mcsparse.solvers._mkl_fast import mkl_epoch
-from mcsparse.solvers._objective_fast import (groups_matmul, groups_rmatmul, slots_matmul,
+from mcsparse.solvers._columns_fast import (groups_matmul, groups_rmatmul, slots_matmul,
                                               sorted_rmatmul)
 from mcsparse.solvers._thresholds import slots_matmul_numpy, sorted_rmatmul_numpy
 

@@ -10,7 +10,7 @@ from mcsparse import ShareBoostClassifier
 from mcsparse.datasets import load_pendigits
 from mcsparse.features import RawFeatures
 from mcsparse.solvers import shareboost_path
-from mcsparse.solvers._design import SelectedColumns
+from mcsparse.solvers._columns import SelectedColumns
 from mcsparse.loss import Frobenius
 from mcsparse.solvers._objective import LinearObjective
 

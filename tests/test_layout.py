@@ -64,7 +64,7 @@ def test_one_implementation_of_the_objective():
         if "_multiclass_logistic_fast" in text and path.parent.name != "loss":
             users.append(path.relative_to(PACKAGE).as_posix())
     # the objective's fused pass (which cimports the row kernel) and no one else
-    assert users == ["solvers/_objective_fast.pyx"], users
+    assert users == ["solvers/_columns_fast.pyx"], users
     # the copies there were before the objective layer
     for old in (r"class _Objective\b", r"class _Smooth\b", r"class _Scores\b",
                 r"def penalty_value_grad\b"):

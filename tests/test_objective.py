@@ -1,6 +1,6 @@
 """The objective layer: losses and penalties, the column store, LinearObjective.
 
-The Cython modules of the objective (``_objective_fast``) against their
+The Cython modules of the objective (``_columns_fast``) against their
 NumPy twins (float32 and float64 storage, edge sizes), gradients and
 Hessian-vector products against finite differences, the exact Hessian
 columns against Hessian-vector products, and bad input.
@@ -21,7 +21,7 @@ from mcsparse.loss import (
 )
 from mcsparse.loss._multiclass_logistic import loss_rows_numpy
 from mcsparse.loss._multiclass_logistic_fast import loss_rows
-from mcsparse.solvers._design import (
+from mcsparse.solvers._columns import (
     SelectedColumns,
     SparseColumns,
     dense_matmul_numpy,
@@ -32,7 +32,7 @@ from mcsparse.solvers._design import (
 )
 from mcsparse.loss._multiclass_logistic_fast import hessian_rows
 from mcsparse.solvers._objective import LinearObjective
-from mcsparse.solvers._objective_fast import (
+from mcsparse.solvers._columns_fast import (
     _groups_avx512,
     dense_matmul,
     dense_rmatmul,

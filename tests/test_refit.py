@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mcsparse import ShareBoostClassifier
 from mcsparse.loss import BinaryLogisticLoss, Frobenius, SmoothedLinfOne
 from mcsparse.solvers import shareboost_path
-from mcsparse.solvers._design import SelectedColumns
+from mcsparse.solvers._columns import SelectedColumns
 from mcsparse.solvers._objective import LinearObjective
 from mcsparse.solvers._refit import (
     CarriedCurvature,

@@ -16,7 +16,7 @@ from mcsparse import ShareBoostClassifier
 from mcsparse.loss import Frobenius, MulticlassLogisticLoss, SoftmaxLoss, make_loss
 from mcsparse.loss._softmax import softmax_rows_numpy
 from mcsparse.solvers import shareboost_path
-from mcsparse.solvers._design import SelectedColumns
+from mcsparse.solvers._columns import SelectedColumns
 from mcsparse.solvers._objective import LinearObjective
 
 

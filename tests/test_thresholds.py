@@ -17,8 +17,8 @@ from mcsparse import ShareBoostClassifier
 from mcsparse.datasets import load_pendigits
 from mcsparse.features import DecisionStumps
 from mcsparse.loss import BinaryLogisticLoss, MulticlassLogisticLoss
-from mcsparse.solvers._design import SelectedColumns, dense_value_grad_numpy
-from mcsparse.solvers._objective_fast import slots_matmul, sorted_rmatmul
+from mcsparse.solvers._columns import SelectedColumns, dense_value_grad_numpy
+from mcsparse.solvers._columns_fast import slots_matmul, sorted_rmatmul
 from logistic_entry_points import cuts_value_grad
 from mcsparse.solvers._thresholds import (
     RUNS_PER_COLUMN,

@@ -8,7 +8,7 @@ from threadpoolctl import threadpool_limits
 from mcsparse.features._anchors import (_Float32Screen, _screened_group_scores,
                                         anchor_group_scores, anchor_group_scores_numpy)
 from mcsparse.features._anchors_fast import _anchor_avx512
-from mcsparse.solvers._objective_fast import _groups_avx512
+from mcsparse.solvers._columns_fast import _groups_avx512
 
 from .common import Benchmark, quick
 
@@ -139,7 +139,7 @@ class AnchorPiecesPass(Benchmark):
     timeout = 1200
 
     def setup(self, storage, loops):
-        from mcsparse.solvers._design import SelectedColumns
+        from mcsparse.solvers._columns import SelectedColumns
 
         _groups_avx512(loops == "default")
 
@@ -188,7 +188,7 @@ class AnchorPiecesProducts(Benchmark):
     51 columns, 40 to 50% of the samples each, 10 classes), as row indices
     into the one ``[X, 1]`` matrix, one thread:
 
-    * ``cython``: :func:`mcsparse.solvers._objective_fast.groups_matmul`
+    * ``cython``: :func:`mcsparse.solvers._columns_fast.groups_matmul`
       (scores) and ``groups_rmatmul`` (gradient rows), register-blocked C
       loops that read the rows in place;
     * ``blas``: the same products as NumPy writes them, one dgemm per piece
@@ -204,7 +204,7 @@ class AnchorPiecesProducts(Benchmark):
     timeout = 1200
 
     def setup(self, implementation):
-        from mcsparse.solvers._objective_fast import groups_matmul, groups_rmatmul
+        from mcsparse.solvers._columns_fast import groups_matmul, groups_rmatmul
 
         rng = np.random.default_rng(0)
         X1, balls = _random_pieces(rng, self.n_cols)

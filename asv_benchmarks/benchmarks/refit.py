@@ -179,7 +179,7 @@ class RefitEngine(Benchmark):
     def _run(self, engine):
         from mcsparse.loss import Frobenius
         from mcsparse.solvers import shareboost_path
-        from mcsparse.solvers._design import SelectedColumns
+        from mcsparse.solvers._columns import SelectedColumns
         from mcsparse.solvers._objective import LinearObjective
 
         k = int(self.y.max()) + 1

@@ -146,7 +146,7 @@ class ThresholdColumns(Benchmark):
         from threadpoolctl import threadpool_limits
 
         from mcsparse.loss import MulticlassLogisticLoss
-        from mcsparse.solvers._design import SelectedColumns
+        from mcsparse.solvers._columns import SelectedColumns
 
         X, y, _, _ = _pendigits()
         ranks, _, offsets = rank_stumps(X)

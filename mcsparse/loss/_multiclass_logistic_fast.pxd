@@ -1,5 +1,5 @@
 # The row kernels of the losses, for the fused objective pass of
-# mcsparse.solvers._objective_fast: a loss of mcsparse.loss exposes one as its
+# mcsparse.solvers._columns_fast: a loss of mcsparse.loss exposes one as its
 # ``kernel`` attribute (a RowKernel subclass, e.g. LogisticKernel here).
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 

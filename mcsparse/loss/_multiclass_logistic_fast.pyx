@@ -13,7 +13,7 @@
 #
 # The plain-NumPy twins are in mcsparse.loss._multiclass_logistic.
 #
-# RowKernel is what the fused objective pass (mcsparse.solvers._objective_fast)
+# RowKernel is what the fused objective pass (mcsparse.solvers._columns_fast)
 # calls: a loss of mcsparse.loss holds one as its ``kernel``; a new loss
 # subclasses it in its own module (mcsparse.loss._softmax_fast). Its
 # ``hessian_row`` is the soft-max Hessian diag(p) - p p^T, written once here for

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..features._base import Dense, TrainingBlock
 from ..features._chunk_scan import ModelScan
-from ._design import SelectedColumns, check_block
+from ._columns import SelectedColumns, check_block
 
 #: The default client budget for gathered selected columns.
 DEFAULT_BUDGET = "2GiB"

@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 from ..loss import MixedNorm
 from ..loss._penalties import MIXED_NORMS as PENALTIES
 from ..utils.validation import check_solver_data
-from ._design import SelectedColumns, SparseColumns
+from ._columns import SelectedColumns, SparseColumns
 from ._mixed_norm_adelie import adelie_levels, check_solver
 from ._objective import LinearObjective
 from ._refit import CarriedCurvature, solve

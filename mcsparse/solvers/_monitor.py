@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..utils.validation import check_int
-from ._design import SelectedColumns
+from ._columns import SelectedColumns
 from ._objective import LinearObjective
 
 

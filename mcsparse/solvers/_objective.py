@@ -3,7 +3,7 @@
 ``F(W, b) = sum_i w_i l(W x_i + b, y_i) / sum_i w_i + P(W)``, with ``l`` a
 loss of :mod:`mcsparse.loss` on the scores, ``P`` a smooth penalty of
 :mod:`mcsparse.loss` (or none) and ``x_i`` the rows of a column store of
-:mod:`mcsparse.solvers._design`. ShareBoost's refit, its selection rules,
+:mod:`mcsparse.solvers._columns`. ShareBoost's refit, its selection rules,
 the mixed-norm path (its smooth part), the debiasing refit and the
 validation monitor all evaluate it here, in the spirit of scikit-learn's
 ``LinearModelLoss``. The sums over samples are the store's sums over row
@@ -30,7 +30,7 @@ from ..loss import MulticlassLogisticLoss
 from ..loss._base import Loss
 from ..loss._penalties import _SmoothPenalty
 from ..utils.validation import check_bool, check_int, check_sample_weight
-from ._design import SelectedColumns
+from ._columns import SelectedColumns
 
 
 @dataclass

@@ -6,7 +6,7 @@ value of one feature. The column store keeps it dense like any column, and
 :class:`ThresholdIndex` keeps its codes and cut as well. When every column
 the refit uses is such a stump, the fused pass scores -> loss -> gradient
 uses the nesting of the stumps of one feature instead of a product per
-column (:mod:`mcsparse.solvers._objective_fast`, ``slots_matmul`` and
+column (:mod:`mcsparse.solvers._columns_fast`, ``slots_matmul`` and
 ``sorted_rmatmul``):
 
 - the stumps of one feature sorted by cut form a *run*; a sample whose code

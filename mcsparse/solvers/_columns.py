@@ -11,7 +11,7 @@ its workers.
 In a block, dense columns sit in one Fortran-ordered buffer: float32 when
 every stored value is a float32 number (stumps, templates, float32 pixels;
 half the memory traffic), float64 otherwise, centred on the fly or stored
-centred (:mod:`mcsparse.solvers._objective_fast`). A group whose columns are
+centred (:mod:`mcsparse.solvers._columns_fast`). A group whose columns are
 zero on most samples, such as an anchor point's piece ``1[||x - v|| <= r]
 [x, 1]`` (§4.2), is kept as its non-zero rows only: the products then cost
 ``O(rows * width * n_scores)`` for it. Groups that are row subsets of one
@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 from ..features._base import Cuts, Dense, RowSubset, TrainingBlock
 from ..utils.validation import check_int, may_be_written
-from ._objective_fast import (dense_matmul, dense_rmatmul, dense_value_grad, groups_matmul,
+from ._columns_fast import (dense_matmul, dense_rmatmul, dense_value_grad, groups_matmul,
                               groups_rmatmul, cuts_value_grad)
 from ._thresholds import ThresholdIndex, check_codes
 

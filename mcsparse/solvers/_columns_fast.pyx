@@ -7,7 +7,7 @@
 # shifted) sub-block is converted once into a float64 buffer that both products of
 # the fused pass (scores, then gradient, around the loss's row kernel) read from
 # cache, accumulating in float64 (dgemm); an unshifted float64 store is read in
-# place. NumPy twins: mcsparse.solvers._design and mcsparse.solvers._thresholds.
+# place. NumPy twins: mcsparse.solvers._columns and mcsparse.solvers._thresholds.
 
 from libc.limits cimport INT_MAX
 from libc.stdlib cimport calloc, free, malloc
