@@ -1,6 +1,6 @@
 """Slow, obvious plain-NumPy reference of ShareBoost, for tests only.
 
-Everything is written from the definitions in ``shared/papers/NOTES.md``
+Everything is written from the definitions of [SWS2011]
 (eq. 3 and the ShareBoost algorithm), one sample at a time, without sharing
 code with the package. The refit uses SciPy's BFGS from zero (the package uses
 warm-started L-BFGS), so agreement tests the optimum, not the optimiser.

@@ -1,4 +1,4 @@
-"""The code's shape, as the project's style asks (STYLE.md): checked, not hoped for.
+"""The code's shape, as doc/contributing.rst describes it: checked, not hoped for.
 
 * Data flows one way, datasets -> features -> solvers -> estimators:
   ``mcsparse.features`` imports neither the solvers nor the estimators, and

@@ -1,8 +1,8 @@
 """ShareBoost's other selection rules and penalties (§3.1, §3.3), early stopping, warm start.
 
 Each rule's choice is checked against its definition evaluated directly, one
-candidate at a time, with SciPy's optimisers (written here from NOTES.md,
-without the package's vectorised Newton code).
+candidate at a time, with SciPy's optimisers (written here from the paper's
+definitions, without the package's vectorised Newton code).
 """
 
 import warnings

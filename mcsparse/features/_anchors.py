@@ -184,8 +184,8 @@ def _anchor_group_scores(X1, residual, order, cuts, n_jobs, weights=None):
         anchor_scores_chunk(X1, residual, order, cuts, scores, lo, hi, weights, bounds)
 
     if len(chunks) == 1:
-        # no limit on BLAS here: changing OpenBLAS's thread count costs ~3 ms
-        # (its workers wake up), and it keeps blocks this small on one thread
+        # no limit on BLAS here: changing OpenBLAS's thread count wakes its
+        # workers, and it keeps blocks this small on one thread
         run(*chunks[0])
     else:
         with threadpool_limits(limits=1, user_api="blas"):

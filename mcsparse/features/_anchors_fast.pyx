@@ -23,8 +23,8 @@
 # is acc += R_b^T X1_b. A block of enough work (GEMM_MIN_MACS) is gathered
 # (at most BLOCK_ROWS rows at a time, so the buffers stay in L2) into
 # contiguous buffers and added by one BLAS dgemm, which uses the CPU's widest
-# vector unit (AVX2/FMA) whatever the compiler's baseline; measured 2.3 times
-# faster than the plain loop for 10 classes and 51 columns. The samples of a
+# vector unit (AVX2/FMA) whatever the compiler's baseline: faster than the
+# plain loop from GEMM_MIN_MACS on. The samples of a
 # ball are scattered over X1, so the gather waits on memory: it asks for the
 # rows PREFETCH_ROWS ahead while it copies the current one. Smaller blocks
 # (one radius step of a few samples) go through the plain rank-1 loop, where

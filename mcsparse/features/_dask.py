@@ -43,9 +43,9 @@ def _aligned(a):
 
     Arrays deserialised on a worker may start at any byte of a message
     buffer; BLAS reads float64 arrays that do not start at a multiple of 8
-    bytes several times slower (measured 4x for ``X_c^T R_c`` on MNIST
-    chunks), so such chunks and arguments are copied once. Aligned ones
-    (most, and float32 ones at any multiple of 4) are not copied.
+    bytes several times slower, so such chunks and arguments are copied
+    once. Aligned ones (most, and float32 ones at any multiple of 4) are
+    not copied.
     """
     if isinstance(a, np.ndarray) and not a.flags.aligned:
         return a.copy()

@@ -1,7 +1,6 @@
 """Mixed-norm (group-lasso) multinomial regularisation path.
 
-The convex baseline of [SWS2011]_, eq. (5) (restated in
-``shared/papers/NOTES.md``)::
+The convex baseline of [SWS2011]_, eq. (5)::
 
     min_{W, b}  L(W, b) + lambda * sum_j ||W[:, j]||_q,   q = 2 or q = inf,
 

@@ -44,10 +44,9 @@ MAX_DENSE = 4096
 MAX_BORDER_WORK = 4e10
 #: Most coefficients one round may add in the dense mode. A wider group (an
 #: anchor point's 51 pieces times the scores) leaves it for L-BFGS: its exact
-#: blocks cost more than they save (asv ``RefitEngine``, MNIST anchor pieces,
-#: 60 groups of 510 coefficients: the bordered dense mode took 37.5 s against
-#: SciPy's 27.4 s, carried pairs 21.0 s against 22.5 s), and the dense buffer
-#: would be full within a few rounds anyway.
+#: blocks cost more than they save (asv ``RefitEngine`` on MNIST anchor pieces
+#: compares the modes), and the dense buffer would be full within a few rounds
+#: anyway.
 MAX_DENSE_GROWTH = 128
 #: Curvature pairs of the L-BFGS mode.
 LBFGS_MEMORY = 200

@@ -1,7 +1,7 @@
 """Selection rules of ShareBoost, §3.1 of [SWS2011].
 
 Each round of :func:`mcsparse.solvers.shareboost_path` adds one candidate
-``r`` to the support ``I``. The rules (NOTES.md, §3.1):
+``r`` to the support ``I``. The rules (§3.1):
 
 ``"gradient_l1"``
     ``r = argmax_j ||G[:, j]||_1``, ``G`` the gradient of the objective at

@@ -1,6 +1,6 @@
 """ShareBoost: forward greedy selection of shared columns, fully corrective refit.
 
-The algorithm of [SWS2011] (restated in ``shared/papers/NOTES.md``): start
+The algorithm of [SWS2011]: start
 from ``W = 0``, ``I = {}``; each round compute ``G = grad L(W)``, add the
 column ``r = argmax_j ||G[:, j]||_1`` to ``I`` and minimise ``L`` over all
 ``W`` supported on ``I`` (the fully corrective step), warm-started from the
@@ -446,7 +446,7 @@ class _PathState:
         """Context: BLAS on one thread.
 
         The refit's products are n_samples x (few columns): BLAS threads cost
-        more than they give (measured 4x slower with 2 threads on 2 cores);
+        more than they give (asv ``RefitEngine`` measures it);
         the store runs its row blocks on threads instead.
         """
         return self._threadpools.limit(limits=1, user_api="blas")

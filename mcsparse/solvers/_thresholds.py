@@ -17,11 +17,9 @@ column (:mod:`mcsparse.solvers._columns_fast`, ``slots_matmul`` and
   sorted by code, read where the codes pass each cut.
 
 Each costs ``O(n_samples * n_scores)`` a feature, against ``O(n_samples *
-n_scores)`` a stump for the dense products. On pendigits (16 features) the
-whole pass, loss included, takes 0.57 ms against 0.91 ms for 50 stumps and
-0.63 ms against 1.80 ms for 100 (``asv run --python=same --bench
-ThresholdColumns``, one thread, 2026-12-04); the
-store uses it from two stumps a feature on (``RUNS_PER_COLUMN``). The sums
+n_scores)`` a stump for the dense products (asv ``ThresholdColumns`` compares
+the two passes); the store uses it from two stumps a feature on
+(``RUNS_PER_COLUMN``). The sums
 run in another order than the dense products: the results agree to
 rounding, and are the same whatever the number of threads.
 
