@@ -408,7 +408,7 @@ def test_a_failed_refit_retries_from_the_exact_hessian_only_where_it_is_cheap(mo
     """A failed line search retries once: from the exact Hessian when that costs at
     most max_iter passes, else from a scaled identity (on pendigits, 17 anchor
     pieces of separated data, the exact Hessian cost 9 s a retry)."""
-    from mcsparse.solvers import _shareboost as sb
+    from mcsparse.solvers import _path_state as sb  # where the refit calls solve
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((150, 8))
