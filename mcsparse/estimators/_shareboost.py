@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..features import RawFeatures
 from ..features._base import CandidateFeatures, fit_features
 from ..features._dask import DaskCandidates
-from ..loss import LOSSES, make_loss
+from ..loss import LOSSES, Loss, make_loss
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
@@ -382,7 +382,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     _parameter_constraints: dict = {
         **_BaseGreedy._parameter_constraints,
         "selection": [StrChoices(SELECTION_RULES)],
-        "loss": [StrChoices(tuple(LOSSES))],
+        "loss": [StrChoices(tuple(LOSSES)), Loss],
         "penalty": [StrChoices(PENALTIES)],
         "beta": [FiniteInterval(Real, 1, None, closed="left")],
         "validation_fraction": [None, FiniteInterval(Real, 0, 1, closed="neither")],
