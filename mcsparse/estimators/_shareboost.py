@@ -165,10 +165,12 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         search, with a ``ConvergenceWarning``. To choose ``alpha`` and the
         number of features on the training data, use
         :class:`ShareBoostClassifierCV` (one path per fold and ``alpha``).
-    loss : {"margin_logistic", "softmax"}, default="margin_logistic"
+    loss : {"margin_logistic", "softmax"} or Loss, default="margin_logistic"
         The loss on the scores: "margin_logistic" is the paper's eq. (3),
         the soft-max loss with margin 1; "softmax" the plain soft-max
-        (cross-entropy) loss (:mod:`mcsparse.loss`).
+        (cross-entropy) loss (:mod:`mcsparse.loss`); or an instance of a
+        subclass of :class:`mcsparse.loss.Loss` (your own loss, see the user
+        guide's "Write your own loss").
     penalty : {"fro", "linf1_smooth"}, default="fro"
         The penalty on ``W`` (never on the intercept), §3.3: "fro" is
         :math:`\alpha \|W\|_F^2`; "linf1_smooth" the smoothed mixed norm
