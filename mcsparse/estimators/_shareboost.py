@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..features import RawFeatures
 from ..features._base import CandidateFeatures, fit_features
 from ..features._dask import DaskCandidates
-from ..loss import LOSSES, make_loss
+from ..loss import LOSSES, Loss, make_loss
 from ..loss._penalties import SMOOTH_PENALTIES as PENALTIES
 from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
@@ -165,10 +165,12 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         search, with a ``ConvergenceWarning``. To choose ``alpha`` and the
         number of features on the training data, use
         :class:`ShareBoostClassifierCV` (one path per fold and ``alpha``).
-    loss : {"margin_logistic", "softmax"}, default="margin_logistic"
+    loss : {"margin_logistic", "softmax"} or Loss, default="margin_logistic"
         The loss on the scores: "margin_logistic" is the paper's eq. (3),
         the soft-max loss with margin 1; "softmax" the plain soft-max
-        (cross-entropy) loss (:mod:`mcsparse.loss`).
+        (cross-entropy) loss (:mod:`mcsparse.loss`); or an instance of a
+        subclass of :class:`mcsparse.loss.Loss` (your own loss, see the user
+        guide's "Write your own loss").
     penalty : {"fro", "linf1_smooth"}, default="fro"
         The penalty on ``W`` (never on the intercept), §3.3: "fro" is
         :math:`\alpha \|W\|_F^2`; "linf1_smooth" the smoothed mixed norm
@@ -382,7 +384,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     _parameter_constraints: dict = {
         **_BaseGreedy._parameter_constraints,
         "selection": [StrChoices(SELECTION_RULES)],
-        "loss": [StrChoices(tuple(LOSSES))],
+        "loss": [StrChoices(tuple(LOSSES)), Loss],
         "penalty": [StrChoices(PENALTIES)],
         "beta": [FiniteInterval(Real, 1, None, closed="left")],
         "validation_fraction": [None, FiniteInterval(Real, 0, 1, closed="neither")],

@@ -10,6 +10,8 @@ from ._multiclass_logistic import (
     MulticlassLogisticLoss,
     multiclass_logistic_loss,
 )
+from ._base import Loss
+from ._numpy_kernel import NumpyRowKernel
 from ._softmax import SoftmaxLoss
 from ._penalties import Frobenius, MixedNorm, SmoothedLinfOne, make_penalty
 
@@ -22,7 +24,8 @@ def make_loss(name):
 
     Parameters
     ----------
-    name : {"margin_logistic", "softmax"}
+    name : {"margin_logistic", "softmax"} or Loss
+        A Loss instance is returned as is.
         "margin_logistic" is ShareBoost's eq. (3) (margin 1), "softmax" the
         plain soft-max (cross-entropy) loss.
 
@@ -36,6 +39,8 @@ def make_loss(name):
     ValueError
         If ``name`` is not a key of :data:`LOSSES`.
     """
+    if isinstance(name, Loss):
+        return name
     if not isinstance(name, str) or name not in LOSSES:
         raise ValueError(f"loss must be one of {tuple(LOSSES)}, got {name!r}")
     return LOSSES[name]()
@@ -44,7 +49,9 @@ def make_loss(name):
 __all__ = [
     "BinaryLogisticLoss",
     "Frobenius",
+    "Loss",
     "MixedNorm",
+    "NumpyRowKernel",
     "MulticlassLogisticLoss",
     "SmoothedLinfOne",
     "SoftmaxLoss",

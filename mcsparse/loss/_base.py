@@ -14,6 +14,7 @@ kernel. A new loss is one module: a subclass of :class:`Loss` and, in its own
 import numpy as np
 
 from ..utils.validation import check_sample_weight
+from ._numpy_kernel import NumpyRowKernel
 
 
 def _check_scores_labels(scores, y, sample_weight, n_labels=None):
@@ -85,6 +86,19 @@ class Loss:
 
     kernel = None
     shift_invariant = False
+
+    def raise_kernel_error(self):
+        """Re-raise the exception a Python row kernel's function raised in a pass.
+
+        A no-op for the Cython kernels; the solvers call it after each fused pass.
+
+        Raises
+        ------
+        RuntimeError
+            From the exception of a :class:`NumpyRowKernel`'s function.
+        """
+        if isinstance(self.kernel, NumpyRowKernel):
+            self.kernel.raise_error()
 
     def n_scores(self, n_classes):
         """Number of score columns (rows of ``W``) for ``n_classes`` classes.

@@ -661,7 +661,9 @@ class SelectedColumns:
             grad[where] = dense
             return value, grad, g_b
 
-        return _sum_parts(self._map(work))
+        parts = _sum_parts(self._map(work))
+        loss.raise_kernel_error()
+        return parts
 
     def _cuts_value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
         """``value_grad`` when the first ``p`` columns are all stumps: sums by feature."""
@@ -678,7 +680,9 @@ class SelectedColumns:
                                     residual[rows], grad, g_b)
             return value, grad, g_b
 
-        return _sum_parts(self._map(work, self._prepared_cuts(p)))
+        parts = _sum_parts(self._map(work, self._prepared_cuts(p)))
+        loss.raise_kernel_error()
+        return parts
 
     def _prepared_cuts(self, p):
         """``(block, its runs' arrays)`` pairs of the first ``p`` columns, all stumps."""
