@@ -11,7 +11,7 @@ from ._multiclass_logistic import (
     multiclass_logistic_loss,
 )
 from ._base import Loss
-from ._numpy_kernel import NumpyRowKernel
+from ._numpy import NumpyRowKernel
 from ._softmax import SoftmaxLoss
 from ._penalties import Frobenius, MixedNorm, SmoothedLinfOne, make_penalty
 

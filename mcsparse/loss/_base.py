@@ -14,7 +14,7 @@ kernel. A new loss is one module: a subclass of :class:`Loss` and, in its own
 import numpy as np
 
 from ..utils.validation import check_sample_weight
-from ._numpy_kernel import NumpyRowKernel
+from ._numpy_kernel import _NumpyRowKernel
 
 
 def _check_scores_labels(scores, y, sample_weight, n_labels=None):
@@ -97,7 +97,7 @@ class Loss:
         RuntimeError
             From the exception of a :class:`NumpyRowKernel`'s function.
         """
-        if isinstance(self.kernel, NumpyRowKernel):
+        if isinstance(self.kernel, _NumpyRowKernel):
             self.kernel.raise_error()
 
     def n_scores(self, n_classes):

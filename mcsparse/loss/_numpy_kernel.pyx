@@ -2,7 +2,8 @@
 # way to write a loss in one Python file (see doc/user_guide/extending_loss.rst).
 # Its rows() takes the GIL, so the fused pass runs it serially; an exception of
 # the function is stored on the kernel (rows is noexcept) and re-raised by
-# NumpyRowKernel.raise_error, which the Python entry points call.
+# raise_error, which the Python entry points call. The public class,
+# NumpyRowKernel, is its Python subclass in _numpy.py (documented there).
 
 import numpy as np
 
@@ -10,22 +11,8 @@ from mcsparse.loss._multiclass_logistic_fast cimport RowKernel
 from mcsparse.utils._typedefs cimport float64_t, intp_t
 
 
-cdef class NumpyRowKernel(RowKernel):
-    """A row kernel running a Python function ``rows(scores, y)``.
-
-    Parameters
-    ----------
-    function : callable
-        ``function(scores, y) -> (loss, grad)``: ``scores`` a float64 array of
-        shape (n_rows, k) (read only), ``y`` intp labels of shape (n_rows,);
-        returns the unweighted loss of each row, shape (n_rows,), and the
-        gradient rows ``dl/ds``, shape (n_rows, k).
-
-    Attributes
-    ----------
-    error : BaseException or None
-        The exception the function raised in the last pass, if any.
-    """
+cdef class _NumpyRowKernel(RowKernel):
+    """The compiled part of :class:`mcsparse.loss.NumpyRowKernel` (its ``rows``)."""
 
     cdef readonly object function
     cdef public object error
