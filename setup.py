@@ -16,7 +16,7 @@ DEBUG = os.environ.get("MCSPARSE_CYTHON_DEBUG", "0") not in ("", "0")
 CYTHON_MODULES = [
     "mcsparse.loss._multiclass_logistic_fast",
     "mcsparse.loss._softmax_fast",
-    "mcsparse.loss._numpy_kernel",
+    "mcsparse.loss._numpy_fast",
     "mcsparse.features._stumps_fast",
     "mcsparse.features._conv_max_fast",
     "mcsparse.features._anchors_fast",

@@ -14,7 +14,7 @@ kernel. A new loss is one module: a subclass of :class:`Loss` and, in its own
 import numpy as np
 
 from ..utils.validation import check_sample_weight
-from ._numpy_kernel import _NumpyRowKernel
+from ._numpy_fast import _NumpyRowKernel
 
 
 def _check_scores_labels(scores, y, sample_weight, n_labels=None):
