@@ -340,33 +340,28 @@ cdef class RowKernel:
         ``hessian_row`` of the unit vector ``e_c'``.
         """
         cdef intp_t n = P.shape[0], k = P.shape[1], q = V.shape[1], kk = k * (k + 1) // 2
-        cdef intp_t i, j, c, d, t
-        cdef float64_t w
+        cdef intp_t i, j, c, d
+        cdef float64_t scale
         cdef float64_t* e
         cdef float64_t* col
-        cdef float64_t* packed
         if V.shape[0] != n or out.shape[0] != n or out.shape[1] != q * kk:
             raise ValueError("P, V and out have inconsistent shapes")
         if sample_weight is not None and sample_weight.shape[0] != n:
             raise ValueError("sample_weight has the wrong length")
-        e = <float64_t*> calloc(2 * k + kk + 1, sizeof(float64_t))
+        e = <float64_t*> calloc(2 * k + 1, sizeof(float64_t))
         if e == NULL:
             raise MemoryError()
         col = e + k
-        packed = col + k
         with nogil:
             for i in range(n):
-                # the row's weighted Hessian, packed once, then scaled by each V[i, j]
-                w = sample_weight[i] if sample_weight is not None else 1.0
-                for d in range(k):
-                    e[d] = 1.0
-                    self.hessian_row(&P[i, 0], w, e, col, k)
-                    e[d] = 0.0
-                    for c in range(d + 1):  # pair (c, d) of the upper triangle
-                        packed[c * k - c * (c - 1) // 2 + d - c] = col[c]
                 for j in range(q):
-                    for t in range(kk):
-                        out[i, j * kk + t] = V[i, j] * packed[t]
+                    scale = V[i, j] * (sample_weight[i] if sample_weight is not None else 1.0)
+                    for d in range(k):
+                        e[d] = 1.0
+                        self.hessian_row(&P[i, 0], scale, e, col, k)
+                        e[d] = 0.0
+                        for c in range(d + 1):  # pair (c, d) of the upper triangle
+                            out[i, j * kk + c * k - c * (c - 1) // 2 + d - c] = col[c]
         free(e)
 
 
