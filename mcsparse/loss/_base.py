@@ -14,7 +14,6 @@ kernel. A new loss is one module: a subclass of :class:`Loss` and, in its own
 import numpy as np
 
 from ..utils.validation import check_sample_weight
-from ._numpy_fast import _NumpyRowKernel
 
 
 def _check_scores_labels(scores, y, sample_weight, n_labels=None):
@@ -90,15 +89,15 @@ class Loss:
     def raise_kernel_error(self):
         """Re-raise the exception a Python row kernel's function raised in a pass.
 
-        A no-op for the Cython kernels; the solvers call it after each fused pass.
+        The kernel's ``raise_error``: a no-op for the Cython kernels; the solvers
+        call it after each fused pass.
 
         Raises
         ------
         RuntimeError
             From the exception of a :class:`NumpyRowKernel`'s function.
         """
-        if isinstance(self.kernel, _NumpyRowKernel):
-            self.kernel.raise_error()
+        self.kernel.raise_error()
 
     def n_scores(self, n_classes):
         """Number of score columns (rows of ``W``) for ``n_classes`` classes.

@@ -295,6 +295,13 @@ cdef class RowKernel:
                 raise ValueError(f"label y[{i}]={y[i]} is outside [0, {n_labels})")
         return 0
 
+    def raise_error(self):
+        """Raise what the kernel kept from its last pass: nothing for a compiled kernel.
+
+        A kernel that runs Python (``NumpyRowKernel``) keeps its function's
+        exception during the pass, which cannot raise, and raises it here.
+        """
+
     def loss_gradient(self, const float64_t[:, ::1] scores not None,
                       const intp_t[::1] y not None, const float64_t[::1] sample_weight,
                       float64_t[:, ::1] grad not None, float64_t[::1] per_row=None):
