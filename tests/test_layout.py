@@ -79,7 +79,7 @@ def _sources():
 
 
 def test_one_implementation_of_the_softmax_row_hessian():
-    """``(diag(p) - p p^T) u`` is written once: ``RowKernel.hessian_row``.
+    """``diag(p) - p p^T`` is written once: ``RowKernel.hessian_factors``.
 
     The objective's Hessian products, the exact bordering's packed rows
     (``hessian_rows``) and the selection rules' Newton terms reach it through
@@ -87,10 +87,10 @@ def test_one_implementation_of_the_softmax_row_hessian():
     """
     sources = _sources()
     definers = [name for name, text in sources
-                if re.search(r"cdef void hessian_row\(", text)]
+                if re.search(r"cdef void hessian_factors\(", text)]
     assert definers == ["loss/_multiclass_logistic_fast.pyx"], definers
-    # its body, p * u - p * (p . u), appears nowhere else
-    body = [name for name, text in sources if re.search(r"wp \* u\[c\] - wp \* pu", text)]
+    # its body, a = w p and b = p, appears nowhere else
+    body = [name for name, text in sources if re.search(r"a\[c\] = w \* p\[c\]", text)]
     assert body == ["loss/_multiclass_logistic_fast.pyx"], body
     # the copies there were: the loss's einsum, the fused module's packed loop, the
     # Newton terms' einsums, the line search's second derivative, the NumPy twin

@@ -71,7 +71,7 @@ class Loss:
     and gradient of rows of scores) and ``shift_invariant``; it overrides
     ``n_scores``/``n_labels`` when its scores are not one per class, and
     ``proba`` when its curvature state is not the soft-max probabilities
-    (its kernel's ``hessian_row`` then too).
+    (its kernel's ``hessian_factors`` then too).
 
     Attributes
     ----------

@@ -13,10 +13,12 @@ cdef class RowKernel:
                         const float64_t[::1] sample_weight, bint weighted,
                         float64_t[:, ::1] grad, float64_t[::1] per_row,
                         intp_t start, intp_t stop) noexcept nogil
-    # w H u, H the loss Hessian in the scores of one row (k entries), from its
-    # curvature state c (the probabilities p of the soft-max losses).
-    cdef void hessian_row(self, const float64_t* c, float64_t w, const float64_t* u,
-                          float64_t* out, intp_t k) noexcept nogil
+    # The row Hessian at the curvature state c (k entries, the probabilities p of
+    # the soft-max losses) times w, in the form w H = diag(a) - a b^T: writes
+    # a and b (k entries each). The products w H u and the packed rows of the
+    # exact bordering are computed from these two vectors.
+    cdef void hessian_factors(self, const float64_t* c, float64_t w, float64_t* a,
+                              float64_t* b, intp_t k) noexcept nogil
     cdef int check(self, const intp_t[::1] y, intp_t k) except -1
 
 

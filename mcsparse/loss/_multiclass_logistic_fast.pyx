@@ -16,8 +16,9 @@
 # RowKernel is what the fused objective pass (mcsparse.solvers._columns_fast)
 # calls: a loss of mcsparse.loss holds one as its ``kernel``; a new loss
 # subclasses it in its own module (mcsparse.loss._softmax_fast). Its
-# ``hessian_row`` is the soft-max Hessian diag(p) - p p^T, written once here for
-# every loss whose curvature state is the probabilities p.
+# ``hessian_factors`` is the soft-max Hessian diag(p) - p p^T, written once here
+# for every loss whose curvature state is the probabilities p; the Hessian
+# products and the exact bordering's packed rows are computed from it.
 
 from libc.math cimport fabs
 from libc.stdint cimport int64_t
@@ -263,8 +264,8 @@ cdef class RowKernel:
     """The row kernel of a loss: what the fused pass and the loss objects call.
 
     A subclass implements ``rows`` (and ``n_labels`` when the labels are not
-    the ``k`` classes); ``hessian_row`` is the soft-max family's, overridden
-    by a loss with another Hessian. The methods below run them on float64
+    the ``k`` classes); ``hessian_factors`` is the soft-max family's,
+    overridden by a loss with another Hessian of the form ``diag(a) - a b^T``. The methods below run them on float64
     arrays for the loss objects (no validation beyond shapes and labels).
     """
 
@@ -277,16 +278,13 @@ cdef class RowKernel:
                         intp_t start, intp_t stop) noexcept nogil:
         return 0.0 / 0.0  # no loss: NaN, reported by the callers' checks
 
-    cdef void hessian_row(self, const float64_t* p, float64_t w, const float64_t* u,
-                          float64_t* out, intp_t k) noexcept nogil:
-        """``w (diag(p) - p p^T) u``: the soft-max row Hessian, its one implementation."""
+    cdef void hessian_factors(self, const float64_t* p, float64_t w, float64_t* a,
+                              float64_t* b, intp_t k) noexcept nogil:
+        """``w (diag(p) - p p^T) = diag(a) - a b^T``: the soft-max row Hessian, its one implementation."""
         cdef intp_t c
-        cdef float64_t pu = 0.0, wp
         for c in range(k):
-            pu += p[c] * u[c]
-        for c in range(k):
-            wp = w * p[c]
-            out[c] = wp * u[c] - wp * pu
+            a[c] = w * p[c]
+            b[c] = p[c]
 
     cdef int check(self, const intp_t[::1] y, intp_t k) except -1:
         cdef intp_t i, n_labels = self.n_labels(k)
@@ -325,15 +323,31 @@ cdef class RowKernel:
     def hessian_product(self, const float64_t[:, ::1] P not None,
                         const float64_t[::1] sample_weight, const float64_t[:, ::1] U not None,
                         float64_t[:, ::1] out not None):
-        """``out[i] = w_i H_i U[i]``, ``H_i`` the row Hessian at the state ``P[i]``."""
-        cdef intp_t i, n = P.shape[0], k = P.shape[1]
+        """``out[i] = w_i H_i U[i]``, ``H_i`` the row Hessian at the state ``P[i]``.
+
+        ``w H u = a * u - a (b . u)`` from the factors ``diag(a) - a b^T``.
+        """
+        cdef intp_t i, c, n = P.shape[0], k = P.shape[1]
+        cdef float64_t bu
+        cdef float64_t* a
+        cdef float64_t* b
         if (U.shape[0] != n or U.shape[1] != k or out.shape[0] != n or out.shape[1] != k
                 or (sample_weight is not None and sample_weight.shape[0] != n)):
             raise ValueError("P, sample_weight, U and out have inconsistent shapes")
+        a = <float64_t*> calloc(2 * k + 1, sizeof(float64_t))
+        if a == NULL:
+            raise MemoryError()
+        b = a + k
         with nogil:
             for i in range(n):
-                self.hessian_row(&P[i, 0], sample_weight[i] if sample_weight is not None
-                                 else 1.0, &U[i, 0], &out[i, 0], k)
+                self.hessian_factors(&P[i, 0], sample_weight[i] if sample_weight is not None
+                                     else 1.0, a, b, k)
+                bu = 0.0
+                for c in range(k):
+                    bu += b[c] * U[i, c]
+                for c in range(k):
+                    out[i, c] = a[c] * U[i, c] - a[c] * bu
+        free(a)
 
     def hessian_rows(self, const float64_t[:, ::1] P not None,
                      const float64_t[::1] sample_weight, const float64_t[:, ::1] V not None,
@@ -343,33 +357,36 @@ cdef class RowKernel:
         ``out[i, j kk + t] = V[i, j] w_i H_i[c, c']`` for the ``t``-th pair
         ``c <= c'`` of ``numpy.triu_indices(k)``, ``kk = k (k + 1) / 2``: the
         rows whose products with the columns give the exact Hessian blocks of
-        new columns (``V`` their values). Column ``c'`` of ``H_i`` is
-        ``hessian_row`` of the unit vector ``e_c'``.
+        new columns (``V`` their values). With the factors of ``V[i, j] w_i H_i
+        = diag(a) - a b^T``, the entry is ``a_c - a_c b_c`` on the diagonal and
+        ``-a_c b_c'`` off it.
         """
         cdef intp_t n = P.shape[0], k = P.shape[1], q = V.shape[1], kk = k * (k + 1) // 2
-        cdef intp_t i, j, c, d
+        cdef intp_t i, j, c, d, t
         cdef float64_t scale
-        cdef float64_t* e
-        cdef float64_t* col
+        cdef float64_t* a
+        cdef float64_t* b
         if V.shape[0] != n or out.shape[0] != n or out.shape[1] != q * kk:
             raise ValueError("P, V and out have inconsistent shapes")
         if sample_weight is not None and sample_weight.shape[0] != n:
             raise ValueError("sample_weight has the wrong length")
-        e = <float64_t*> calloc(2 * k + 1, sizeof(float64_t))
-        if e == NULL:
+        a = <float64_t*> calloc(2 * k + 1, sizeof(float64_t))
+        if a == NULL:
             raise MemoryError()
-        col = e + k
+        b = a + k
         with nogil:
             for i in range(n):
                 for j in range(q):
                     scale = V[i, j] * (sample_weight[i] if sample_weight is not None else 1.0)
-                    for d in range(k):
-                        e[d] = 1.0
-                        self.hessian_row(&P[i, 0], scale, e, col, k)
-                        e[d] = 0.0
-                        for c in range(d + 1):  # pair (c, d) of the upper triangle
-                            out[i, j * kk + c * k - c * (c - 1) // 2 + d - c] = col[c]
-        free(e)
+                    self.hessian_factors(&P[i, 0], scale, a, b, k)
+                    t = j * kk
+                    for c in range(k):
+                        out[i, t] = a[c] - a[c] * b[c]
+                        t += 1
+                        for d in range(c + 1, k):
+                            out[i, t] = -a[c] * b[d]
+                            t += 1
+        free(a)
 
 
 cdef class LogisticKernel(RowKernel):
