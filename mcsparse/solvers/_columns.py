@@ -188,7 +188,18 @@ def _sum_parts(parts):
             sum(g for _, _, g in parts))
 
 
-class SelectedColumns:
+class ColumnStore:
+    """Base of the column stores the objective reads (:class:`SelectedColumns`,
+    :class:`SparseColumns`, ``DaskColumns``).
+
+    A store holds the design's columns and runs the passes of
+    :class:`~mcsparse.solvers._objective.LinearObjective` over them:
+    ``value_grad``, ``matmul``, ``rmatmul`` and ``n_samples``. Anything else
+    given to the objective is an array, put in a :class:`SelectedColumns`.
+    """
+
+
+class SelectedColumns(ColumnStore):
     """Growing store of the selected columns, dense or row-sparse, in row blocks.
 
     Parameters
@@ -699,7 +710,7 @@ class SelectedColumns:
             groups_rmatmul(b.groups, np.ascontiguousarray(M), out)
 
 
-class SparseColumns:
+class SparseColumns(ColumnStore):
     """``X - 1 mu^T`` for a sparse (CSC) ``X`` without forming it: the mixed-norm design.
 
     With an intercept, ``W x + b = W (x - mu) + (b + W mu)`` and the penalty

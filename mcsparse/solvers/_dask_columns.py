@@ -18,7 +18,7 @@ import numpy as np
 
 from ..features._base import Dense, TrainingBlock
 from ..features._chunk_scan import ModelScan
-from ._columns import SelectedColumns, check_block
+from ._columns import ColumnStore, SelectedColumns, check_block
 
 #: The default client budget for gathered selected columns.
 DEFAULT_BUDGET = "2GiB"
@@ -79,7 +79,7 @@ def _chunk_column(X, store, j):
     return store.column(j)
 
 
-class DaskColumns:
+class DaskColumns(ColumnStore):
     """The selected columns, one :class:`SelectedColumns` per row chunk on its worker.
 
     The interface of :class:`SelectedColumns` that

@@ -30,7 +30,7 @@ from ..loss import MulticlassLogisticLoss
 from ..loss._base import Loss
 from ..loss._penalties import _SmoothPenalty
 from ..utils.validation import check_bool, check_int, check_sample_weight
-from ._columns import SelectedColumns
+from ._columns import ColumnStore, SelectedColumns
 
 
 @dataclass
@@ -121,7 +121,7 @@ class LinearObjective:
 
     def __init__(self, columns, y, sample_weight=None, *, n_classes, loss=None,
                  penalty=None, fit_intercept=True):
-        if not hasattr(columns, "value_grad"):
+        if not isinstance(columns, ColumnStore):
             columns = SelectedColumns.from_dense(columns)
         self.columns = columns
         self.loss = MulticlassLogisticLoss() if loss is None else loss
