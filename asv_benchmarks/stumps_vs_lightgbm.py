@@ -35,8 +35,12 @@ Usage (from the repository root; MNIST takes minutes)::
 
     python asv_benchmarks/stumps_vs_lightgbm.py
     python asv_benchmarks/stumps_vs_lightgbm.py --sets pendigits satimage --n-jobs 1
-    python asv_benchmarks/stumps_vs_lightgbm.py --out asv_benchmarks/records/stumps_vs_lightgbm.json
+    python asv_benchmarks/stumps_vs_lightgbm.py --out record.json
     python asv_benchmarks/stumps_vs_lightgbm.py --quick   # small sizes: a smoke test
+
+``--out`` also writes the results, the BLAS pools and the versions as a
+record (:func:`mcsparse.utils.records.save_full_run`);
+``asv_benchmarks/records/stumps_vs_lightgbm.json`` is the full run's.
 
 ``--quick``: 20 ShareBoost rounds on at most 2,000 training and 1,000 test
 samples (drawn at random, seed 0: satimage's file is grouped by class).
@@ -50,6 +54,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.stumps import thread_params
 
 SETS = ("pendigits", "satimage", "letter", "mnist")
 LABELS = {"pendigits": "pendigits", "satimage": "satimage", "letter": "letter",
@@ -76,10 +82,7 @@ def shareboost(rounds, alpha, n_jobs):
 
     model = ShareBoostClassifier(features=DecisionStumps(), n_features_to_select=rounds,
                                  alpha=alpha)
-    accepted = {key: n_jobs for key in ("n_jobs", "features__n_jobs")
-                if key in model.get_params(deep=True)}
-    model.set_params(**accepted)
-    return model, accepted
+    return model, thread_params(model, n_jobs)
 
 
 def lightgbm(rounds, args):
@@ -183,8 +186,11 @@ def versions():
 
 def header(args, command, accepted):
     """The lines printed before the table: command, versions, threads, BLAS."""
+    import mcsparse
+
     lines = [f"command: {command}",
-             "versions: " + ", ".join(f"{k} {v}" for k, v in versions().items())]
+             "versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+             f"mcsparse imported from {Path(mcsparse.__file__).parent}"]
     sb = (", ".join(f"{k}={v}" for k, v in accepted.items()) if accepted else
           "no n_jobs parameter in this version: its stump scan runs on 1 thread")
     lines.append(f"threads: LightGBM n_jobs={args.n_jobs}; ShareBoost {sb}; "
