@@ -274,11 +274,13 @@ def main(argv=None):
           f"{args.max_rounds}); ratio: ShareBoost's time over LightGBM's; predict: test rows "
           f"per second, best of {args.predict_repeat}")
     if args.out:
+        import mcsparse
         from mcsparse.utils.records import save_full_run
 
         save_full_run(args.out, {"sets": rows, "n_jobs": args.n_jobs,
                                  "shareboost_thread_params": accepted, "blas": blas,
-                                 "versions": versions(), "options": vars(args)},
+                                 "versions": versions(), "options": vars(args),
+                                 "mcsparse_imported_from": str(Path(mcsparse.__file__).parent)},
                       script=__file__, command=command)
     return 0
 
