@@ -257,6 +257,8 @@ def main(argv=None):
     command = " ".join(["python", f"asv_benchmarks/{Path(__file__).name}",
                         *(sys.argv[1:] if argv is None else argv)])
     _, accepted = shareboost(args.rounds, args.alpha, args.n_jobs)
+    import lightgbm  # noqa: F401  (its OpenMP library loaded before the limits are set)
+
     with threadpool_limits(limits=args.n_jobs):
         for line in header(args, command, accepted):
             print(line, flush=True)

@@ -39,6 +39,7 @@ def test_quick_run_prints_the_table_its_command_threads_and_blas(script, tmp_pat
     saved = json.loads(record.read_text())
     assert saved["command"] == command
     assert any(pool["user_api"] == "blas" for pool in saved["results"]["blas"])
+    assert all(pool["num_threads"] == 1 for pool in saved["results"]["blas"])  # --n-jobs 1
     assert saved["results"]["mcsparse_imported_from"] == str(Path(mcsparse.__file__).parent)
     row = saved["results"]["sets"]["pendigits"]
     sb, lg = row["shareboost"], row["lightgbm"]
