@@ -1,0 +1,291 @@
+"""ShareBoost's 100 shared stumps against LightGBM's stumps at equal test error.
+
+The table of issue 52 of the project's tracker, side by side in one process:
+``ShareBoostClassifier(features=DecisionStumps(), n_features_to_select=100,
+alpha=1e-4)`` against LightGBM depth-1 boosting, ``LGBMClassifier(
+num_leaves=2, learning_rate=0.3)`` (one stump per class and round), both with
+the same number of threads (``--n-jobs``, 2 by default):
+
+- LightGBM's rounds are searched on a grid of ``--step`` (50): one fit of
+  at most ``--max-rounds`` rounds, its test error read every 50 rounds by
+  staged prediction, stops at the first multiple of 50 whose test error is
+  at most ShareBoost's (or at ``--max-rounds``, marked ``*``). Then a fit
+  with exactly that many rounds is timed;
+- the fits are timed best of ``--repeat`` (3), interleaved (ShareBoost,
+  LightGBM, ShareBoost, ...);
+- the prediction throughput of each fitted model is the test set's rows
+  over the best of ``--predict-repeat`` (7) calls of ``predict``.
+
+Threads: LightGBM gets ``n_jobs``. ShareBoost gets ``n_jobs`` (and its
+features' ``features__n_jobs``) only where its ``get_params()`` has that
+parameter; without it the stump scan runs on one thread. The BLAS and
+OpenMP pools of the process are limited to ``n_jobs`` threads for both
+(:func:`threadpoolctl.threadpool_limits`). The script prints which thread
+count each side used, the BLAS libraries in use (their kernels:
+``threadpoolctl.threadpool_info()``), the versions and its command line.
+
+Data (``MCSPARSE_DATA`` must hold satimage, letter and MNIST; pendigits is
+bundled): the original features of pendigits (7,494 x 16, 10 classes),
+satimage (4,435 x 36, 6), letter (the first 16,000 rows x 16, 26; tested on
+the last 4,000) and MNIST pixels / 255 as float32 (60,000 x 784, 10), as
+``mcsparse --dataset NAME --features stumps`` loads them (the scaling
+changes no stump).
+
+Usage (from the repository root; MNIST takes minutes)::
+
+    python asv_benchmarks/stumps_vs_lightgbm.py
+    python asv_benchmarks/stumps_vs_lightgbm.py --sets pendigits satimage --n-jobs 1
+    python asv_benchmarks/stumps_vs_lightgbm.py --out record.json
+    python asv_benchmarks/stumps_vs_lightgbm.py --quick   # small sizes: a smoke test
+
+``--out`` also writes the results, the BLAS pools and the versions as a
+record (:func:`mcsparse.utils.records.save_full_run`);
+``asv_benchmarks/records/stumps_vs_lightgbm.json`` is the full run's.
+
+``--quick``: 20 ShareBoost rounds on at most 2,000 training and 1,000 test
+samples (drawn at random, seed 0: satimage's file is grouped by class).
+"""
+
+import argparse
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.stumps import thread_params
+
+SETS = ("pendigits", "satimage", "letter", "mnist")
+LABELS = {"pendigits": "pendigits", "satimage": "satimage", "letter": "letter",
+          "mnist": "MNIST pixels"}
+
+
+def load(name, quick):
+    """``(X, y, X_test, y_test)`` of a data set, a random slice of it when ``quick``."""
+    from mcsparse._cli import load_problem
+
+    X, y, Xt, yt, _ = load_problem(name, products=False)
+    if quick:
+        rng = np.random.default_rng(0)
+        keep = np.sort(rng.choice(len(y), min(len(y), 2000), replace=False))
+        keep_test = np.sort(rng.choice(len(yt), min(len(yt), 1000), replace=False))
+        X, y, Xt, yt = X[keep], y[keep], Xt[keep_test], yt[keep_test]
+    return X, y, Xt, yt
+
+
+def shareboost(rounds, alpha, n_jobs):
+    """ShareBoost on stumps, and the thread parameters it accepted (a dict, maybe empty)."""
+    from mcsparse import ShareBoostClassifier
+    from mcsparse.features import DecisionStumps
+
+    model = ShareBoostClassifier(features=DecisionStumps(), n_features_to_select=rounds,
+                                 alpha=alpha)
+    return model, thread_params(model, n_jobs)
+
+
+def lightgbm(rounds, args):
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(n_estimators=rounds, num_leaves=2, learning_rate=args.learning_rate,
+                          n_jobs=args.n_jobs, verbose=-1)
+
+
+def timed_fit(model, X, y):
+    start = time.perf_counter()
+    model.fit(X, y)
+    return time.perf_counter() - start
+
+
+def error_rate(model, Xt, yt):
+    return float(np.mean(model.predict(Xt) != yt))
+
+
+def search_rounds(X, y, Xt, yt, target, args):
+    """Smallest multiple of ``args.step`` whose test error is ``<= target``.
+
+    One fit of at most ``args.max_rounds`` rounds; every ``step`` rounds a
+    callback predicts the test set with the trees so far and stops the fit
+    once the target is reached. Returns ``(rounds, reached, errors)``,
+    ``errors`` the test error at each multiple of ``step`` visited.
+    """
+    from lightgbm.callback import EarlyStopException
+
+    classes = np.unique(y)
+    errors = {}
+
+    def check(env):
+        rounds = env.iteration + 1
+        if rounds % args.step:
+            return
+        proba = env.model.predict(Xt)
+        errors[rounds] = float(np.mean(classes[proba.argmax(axis=1)] != yt))
+        if errors[rounds] <= target:
+            raise EarlyStopException(env.iteration, [])
+
+    lightgbm(args.max_rounds, args).fit(X, y, callbacks=[check])
+    reached = [r for r, e in errors.items() if e <= target]
+    return (min(reached) if reached else max(errors)), bool(reached), errors
+
+
+def throughput(model, Xt, repeat):
+    """Test rows per second of ``model.predict``, best of ``repeat`` calls."""
+    best = np.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        model.predict(Xt)
+        best = min(best, time.perf_counter() - start)
+    return len(Xt) / best
+
+
+def run_set(name, args):
+    """Search, then time both fits interleaved; the row of the table."""
+    X, y, Xt, yt = load(name, args.quick)
+    sb, _ = shareboost(args.rounds, args.alpha, args.n_jobs)
+    sb_times = [timed_fit(sb, X, y)]
+    sb_error = error_rate(sb, Xt, yt)
+    rounds, reached, search = search_rounds(X, y, Xt, yt, sb_error, args)
+    lg = lightgbm(rounds, args)
+    lg_times = [timed_fit(lg, X, y)]
+    for _ in range(args.repeat - 1):
+        sb_times.append(timed_fit(sb, X, y))
+        lg_times.append(timed_fit(lg, X, y))
+    row = {
+        "n_samples": X.shape[0], "n_features": X.shape[1], "n_classes": len(np.unique(y)),
+        "n_test": Xt.shape[0],
+        "shareboost": {"stumps": int(sb.n_iter_), "fit_s": min(sb_times), "fits_s": sb_times,
+                       "test_error": error_rate(sb, Xt, yt),
+                       "predict_rows_per_s": throughput(sb, Xt, args.predict_repeat)},
+        "lightgbm": {"rounds": rounds, "trees": int(lg.booster_.num_trees()),
+                     "reached": reached, "fit_s": min(lg_times), "fits_s": lg_times,
+                     "test_error": error_rate(lg, Xt, yt),
+                     "search_errors": {str(r): e for r, e in search.items()},
+                     "predict_rows_per_s": throughput(lg, Xt, args.predict_repeat)},
+    }
+    row["time_ratio"] = row["shareboost"]["fit_s"] / row["lightgbm"]["fit_s"]
+    return row
+
+
+def blas_info():
+    from threadpoolctl import threadpool_info
+
+    return threadpool_info()
+
+
+def versions():
+    import lightgbm as lgb
+    import sklearn
+
+    import mcsparse
+
+    return {"python": platform.python_version(), "mcsparse": mcsparse.__version__,
+            "numpy": np.__version__, "scikit-learn": sklearn.__version__,
+            "lightgbm": lgb.__version__}
+
+
+def header(args, command, accepted):
+    """The lines printed before the table: command, versions, threads, BLAS."""
+    import mcsparse
+
+    lines = [f"command: {command}",
+             "versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+             f"mcsparse imported from {Path(mcsparse.__file__).parent}"]
+    sb = (", ".join(f"{k}={v}" for k, v in accepted.items()) if accepted else
+          "no n_jobs parameter in this version: its stump scan runs on 1 thread")
+    lines.append(f"threads: LightGBM n_jobs={args.n_jobs}; ShareBoost {sb}; "
+                 f"BLAS and OpenMP pools limited to {args.n_jobs}")
+    for pool in blas_info():
+        kernel = pool.get("architecture") or "-"
+        lines.append(f"  {pool['user_api']}: {pool['internal_api']} {pool.get('version')} "
+                     f"({kernel}, {pool['num_threads']} threads) {pool['filepath']}")
+    return lines
+
+
+def _percent(error):
+    return f"{100 * error:.2f}%"
+
+
+def table(rows, rounds):
+    """The markdown table of ``rows`` (data set name -> :func:`run_set`'s row)."""
+    lines = [f"| data set | n × d, k | ShareBoost {rounds} stumps | LightGBM (stumps) "
+             "| ratio | predict rows/s: ShareBoost | LightGBM |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        sb, lg = r["shareboost"], r["lightgbm"]
+        mark = "" if lg["reached"] else "*"
+        lines.append(
+            f"| {LABELS[name]} | {r['n_samples']:,} × {r['n_features']}, {r['n_classes']} "
+            f"| {sb['fit_s']:.2f} s, {_percent(sb['test_error'])} "
+            f"| {lg['rounds']}{mark} rounds ({lg['trees']:,}), {lg['fit_s']:.2f} s, "
+            f"{_percent(lg['test_error'])} | {r['time_ratio']:.2f}× "
+            f"| {sb['predict_rows_per_s']:,.0f} | {lg['predict_rows_per_s']:,.0f} |")
+    return lines
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS),
+                        help="data sets (default: all four)")
+    parser.add_argument("--n-jobs", type=int, default=2,
+                        help="threads for both libraries (default: 2)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved fits (default: 3)")
+    parser.add_argument("--predict-repeat", type=int, default=7,
+                        help="predict calls per model, the best counts (default: 7)")
+    parser.add_argument("--alpha", type=float, default=1e-4, help="ShareBoost's alpha")
+    parser.add_argument("--learning-rate", type=float, default=0.3, help="LightGBM's")
+    parser.add_argument("--step", type=int, default=50, help="grid of LightGBM's rounds")
+    parser.add_argument("--max-rounds", type=int, default=2000,
+                        help="most LightGBM rounds searched (default: 2000)")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    parser.add_argument("--out", help="also write the results to this JSON record")
+    args = parser.parse_args(argv)
+    for key in ("n_jobs", "repeat", "predict_repeat", "step", "max_rounds"):
+        if getattr(args, key) < 1:
+            parser.error(f"--{key.replace('_', '-')} must be at least 1")
+    if args.max_rounds < args.step:
+        parser.error("--max-rounds must be at least --step")
+    args.rounds = 20 if args.quick else 100
+    return args
+
+
+def main(argv=None):
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    args = parse(argv)
+    command = " ".join(["python", f"asv_benchmarks/{Path(__file__).name}",
+                        *(sys.argv[1:] if argv is None else argv)])
+    _, accepted = shareboost(args.rounds, args.alpha, args.n_jobs)
+    import lightgbm  # noqa: F401  (its OpenMP library loaded before the limits are set)
+
+    with threadpool_limits(limits=args.n_jobs):
+        for line in header(args, command, accepted):
+            print(line, flush=True)
+        rows = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for name in args.sets:
+                rows[name] = run_set(name, args)
+                print(f"{name}: done", flush=True)
+        blas = blas_info()
+    print()
+    print("\n".join(table(rows, args.rounds)))
+    print(f"\nbest of {args.repeat} interleaved fits; LightGBM rounds: the smallest multiple "
+          f"of {args.step} with a test error at most ShareBoost's (* not reached by "
+          f"{args.max_rounds}); ratio: ShareBoost's time over LightGBM's; predict: test rows "
+          f"per second, best of {args.predict_repeat}")
+    if args.out:
+        import mcsparse
+        from mcsparse.utils.records import save_full_run
+
+        save_full_run(args.out, {"sets": rows, "n_jobs": args.n_jobs,
+                                 "shareboost_thread_params": accepted, "blas": blas,
+                                 "versions": versions(), "options": vars(args),
+                                 "mcsparse_imported_from": str(Path(mcsparse.__file__).parent)},
+                      script=__file__, command=command)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
