@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from . import __version__
+from .utils._show_versions import format_blas, format_system_info
 
 # name -> (description, default rounds, default fit_intercept)
 DATASETS = {
@@ -303,18 +304,21 @@ def main(argv=None):
         return 1
 
 
+def _exit_if_version(parser, args):
+    """``--version``: print the version (with ``--verbose``, the libraries and the BLAS), exit 0.
+
+    On stdout, as argparse's version action prints; nothing without ``--version``.
+    """
+    if args.version:
+        print(format_system_info() if args.verbose else f"mcsparse {__version__}")
+        parser.exit()
+
+
 def _run(argv):
     """The main job; see :func:`main`."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.version:  # on stdout, as argparse's version action prints
-        if args.verbose:
-            from .utils._show_versions import format_system_info
-
-            print(format_system_info())
-        else:
-            print(f"mcsparse {__version__}")
-        parser.exit()
+    _exit_if_version(parser, args)
     description, default_rounds, default_intercept = DATASETS[args.dataset]
     n_rounds = default_rounds if args.n_features is None else args.n_features
     fit_intercept = default_intercept if args.fit_intercept is None else args.fit_intercept
@@ -339,8 +343,6 @@ def _run(argv):
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
           f"max_iter={args.max_iter} tol={args.tol}", flush=True)
     if args.verbose:
-        from .utils._show_versions import format_blas
-
         print(f"  BLAS: {format_blas()}", flush=True)
     if args.cv is not None:
         return _run_cv(parser, args, X, y, X_test, y_test, names, n_rounds, fit_intercept)
