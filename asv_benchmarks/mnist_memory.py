@@ -85,7 +85,14 @@ def child(mode, n):
                       "hwm_load_kb": hwm_load, "hwm_end_kb": status_kb("VmHWM"),
                       "rss_end_kb": status_kb("VmRSS"),
                       "seconds": time.perf_counter() - t0,
-                      "out_shape": out_shape}), flush=True)
+                      "out_shape": out_shape, "blas": _blas()}), flush=True)
+
+
+def _blas():
+    """The BLAS in use (threadpoolctl), kept in each row of the record."""
+    from mcsparse.utils._show_versions import blas_info
+
+    return blas_info()
 
 
 def run(modes):

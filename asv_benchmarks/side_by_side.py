@@ -38,8 +38,9 @@ AVX-512 loops switched off (the group products and the anchor screen; the
 AVX2 and BLAS paths they replace): same interpreter, same build.
 
 ``--quick`` runs each workload on small sizes (a smoke test). Each run prints
-one JSON line; the summary gives the best time of each side, their ratio and
-the test errors. Needs ``MCSPARSE_DATA`` for MNIST, and LightGBM for ``stumps``.
+one JSON line, with the BLAS it ran on (threadpoolctl: library, version,
+kernels, threads); the summary gives each side's BLAS, the best time of each
+side, their ratio and the test errors. Needs ``MCSPARSE_DATA`` for MNIST, and LightGBM for ``stumps``.
 """
 
 import argparse
@@ -180,6 +181,19 @@ WORKLOADS = {"stumps": _stumps, "mnist-pixels": _mnist_pixels, "conv-max": _conv
              "fig7": _fig7}
 
 
+def _blas():
+    """The BLAS in use, one line (threadpoolctl): a slow kernel shows in each run."""
+    try:
+        from mcsparse.utils._show_versions import format_blas
+    except ImportError:  # a baseline mcsparse from before the helper
+        from threadpoolctl import threadpool_info
+
+        return "; ".join(f"{i['internal_api']} {i.get('version')} ({i.get('architecture')}, "
+                         f"{i['num_threads']} threads)"
+                         for i in threadpool_info() if i["user_api"] == "blas")
+    return format_blas()
+
+
 def _worker(name, quick, avx2=False):
     warnings.simplefilter("ignore")
     if avx2:  # this build's AVX-512 loops off: the AVX2 and BLAS paths
@@ -188,7 +202,8 @@ def _worker(name, quick, avx2=False):
 
         _groups_avx512(False)
         _anchor_avx512(False)
-    print(json.dumps(WORKLOADS[name](quick)), flush=True)
+    result = WORKLOADS[name](quick)
+    print(json.dumps({**result, "blas": _blas()}), flush=True)
 
 
 def _run(python, name, quick):
@@ -249,6 +264,8 @@ def main(argv=None):
             result = _run(python, args.workload, args.quick)
             runs[side].append(result)
             print(json.dumps({"repeat": i, "side": side, **result}), flush=True)
+    for side, results in runs.items():
+        print(f"BLAS ({side}): {results[-1]['blas']}")
     _summary(args.workload, runs)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from . import __version__
+from .utils._show_versions import format_blas, format_system_info
 
 # name -> (description, default rounds, default fit_intercept)
 DATASETS = {
@@ -209,7 +210,13 @@ def build_parser():
     parser.add_argument("--plot", default=None,
                         help="draw the test error curve into this .png, .pdf or .svg "
                              "file (needs matplotlib)")
-    parser.add_argument("--version", action="version", version=f"mcsparse {__version__}")
+    parser.add_argument("--version", action="store_true",
+                        help="print mcsparse's version and exit")
+    parser.add_argument("--verbose", action="store_true",
+                        help="with --version: also the versions of Python, NumPy, SciPy "
+                             "and scikit-learn, and the BLAS in use (threadpoolctl: "
+                             "library, version, kernels, threads), so that a slow "
+                             "kernel shows; with a run: the BLAS line in its header")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="show a progress bar instead of one line per round, "
                              "and print the table at the end")
@@ -297,10 +304,21 @@ def main(argv=None):
         return 1
 
 
+def _exit_if_version(parser, args):
+    """``--version``: print the version (with ``--verbose``, the libraries and the BLAS), exit 0.
+
+    On stdout, as argparse's version action prints; nothing without ``--version``.
+    """
+    if args.version:
+        print(format_system_info() if args.verbose else f"mcsparse {__version__}")
+        parser.exit()
+
+
 def _run(argv):
     """The main job; see :func:`main`."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _exit_if_version(parser, args)
     description, default_rounds, default_intercept = DATASETS[args.dataset]
     n_rounds = default_rounds if args.n_features is None else args.n_features
     fit_intercept = default_intercept if args.fit_intercept is None else args.fit_intercept
@@ -324,6 +342,8 @@ def _run(argv):
           f"{n_classes} classes, loaded in {time.perf_counter() - t0:.1f} s")
     print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
           f"max_iter={args.max_iter} tol={args.tol}", flush=True)
+    if args.verbose:
+        print(f"  BLAS: {format_blas()}", flush=True)
     if args.cv is not None:
         return _run_cv(parser, args, X, y, X_test, y_test, names, n_rounds, fit_intercept)
 

@@ -59,6 +59,29 @@ def test_round_zero_and_version(capsys):
     assert re.fullmatch(r"mcsparse \d+\.\d+\S*\n", capsys.readouterr().out)
 
 
+def test_verbose_version_names_the_libraries_and_the_blas(capsys):
+    """``--version --verbose`` (either order): versions and threadpoolctl's BLAS."""
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    for argv in (["--version", "--verbose"], ["--verbose", "--version"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert re.fullmatch(r"mcsparse \d+\.\d+\S*", lines[0])
+        assert f"numpy: {np.__version__}" in lines
+        assert any(re.fullmatch(r"scipy: \d+\.\d+\S*", line) for line in lines)
+        assert any(re.fullmatch(r"scikit-learn: \d+\.\d+\S*", line) for line in lines)
+        blas = [line for line in lines if line.startswith("blas: ")]
+        expected = [i for i in threadpool_info() if i["user_api"] == "blas"]
+        assert len(blas) == max(len(expected), 1)
+        for line, lib in zip(blas, expected):
+            assert line == (f"blas: {lib['internal_api']} {lib.get('version')} "
+                            f"({lib.get('architecture')}, {lib['num_threads']} threads, "
+                            f"{lib['prefix']})")
+
+
 @pytest.mark.parametrize("family, extra, name", [
     ("stumps", [], r"x\d+ <= [\d.]+"),
     ("anchors", ["--n-anchors", "30", "--alpha", "1e-3"], r"anchor \d+, radius [\d.]+"),

@@ -29,6 +29,21 @@ def test_round_trip_keeps_numbers_and_says_how_they_were_made(tmp_path):
     assert path.stat().st_mode & 0o644 == 0o644  # readable by all, like a committed file
 
 
+def test_a_record_names_its_numpy_and_blas(tmp_path):
+    """A slow kernel (an old OpenBLAS on generic kernels) shows in the record."""
+    from threadpoolctl import threadpool_info
+
+    save_full_run(tmp_path / "r.json", {"x": 1}, script=__file__)
+    record = load_full_run(tmp_path / "r.json")
+    assert record["numpy_version"] == np.__version__
+    expected = [i for i in threadpool_info() if i["user_api"] == "blas"]
+    assert expected  # NumPy's BLAS at least
+    assert [(b["internal_api"], b["version"], b["architecture"], b["num_threads"])
+            for b in record["blas"]] == [
+        (i["internal_api"], i.get("version"), i.get("architecture"), i["num_threads"])
+        for i in expected]
+
+
 def test_outside_a_checkout_the_commit_is_unknown(tmp_path):
     script = tmp_path / "plot_example.py"
     script.write_text("")

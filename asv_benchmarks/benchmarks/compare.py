@@ -344,6 +344,9 @@ def main(names=()):
     if unknown:
         raise SystemExit(f"unknown classes {sorted(unknown)}; "
                          f"choose from {[cls.__name__ for cls in CLASSES]}")
+    from mcsparse.utils._show_versions import format_blas
+
+    print(f"BLAS: {format_blas()}", flush=True)  # a slow kernel shows in the times
     for cls in [c for c in CLASSES if not names or c.__name__ in names]:
         ours, anchor = cls.params[0]
         bench = cls()

@@ -102,6 +102,8 @@ try:
     SOLVER = "adelie"
 except ImportError:
     SOLVER = "fista"
+    print("adelie is not installed (pip install '.[compare]'): the mixed-norm path "
+          "runs with FISTA only")
 # the path's engine, and FISTA beside it where the engine is adelie
 engines = {"mixed norm": SOLVER}
 if SOLVER == "adelie":

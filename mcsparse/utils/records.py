@@ -18,9 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ._show_versions import blas_info
+
 __all__ = ["save_full_run", "load_full_run"]
 
-#: Keys every result file has besides ``results``.
+#: Keys every result file has besides ``results`` (the files written since
+#: the BLAS was recorded also have ``numpy_version`` and ``blas``).
 RECORD_KEYS = ("command", "commit", "date", "mcsparse_version", "cpus", "platform")
 
 
@@ -52,6 +55,8 @@ def _provenance(script, command=None):
         "mcsparse_version": __version__,
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
+        "numpy_version": np.__version__,
+        "blas": blas_info(),
     }
 
 
@@ -75,7 +80,10 @@ def save_full_run(path, results, *, script, command=None):
 
     The file also records the command that reproduces the run, the git
     commit it ran from (marked when the checkout had uncommitted changes),
-    the date, the mcsparse version and the machine's cores. It is written to
+    the date, the mcsparse version, the machine's cores, the NumPy version
+    and the BLAS libraries in use (``"blas"``, threadpoolctl's API, version,
+    kernels and threads of each: an old OpenBLAS on generic kernels can
+    double a run's time). It is written to
     a temporary file first and then renamed: an interrupted run leaves no
     half-written file.
 
@@ -97,7 +105,8 @@ def save_full_run(path, results, *, script, command=None):
     Returns
     -------
     record : dict
-        What was written: ``results`` and the keys of :data:`RECORD_KEYS`.
+        What was written: ``results``, the keys of :data:`RECORD_KEYS`,
+        ``numpy_version`` and ``blas`` (list of dict).
 
     Raises
     ------
