@@ -389,3 +389,35 @@ def test_stumps_n_jobs_is_checked():
         DecisionStumps(n_jobs=0).fit(X)
     with pytest.raises(TypeError, match="n_jobs"):
         DecisionStumps(n_jobs=1.5).fit(X)
+
+
+def test_shareboost_n_jobs_changes_no_bit(monkeypatch):
+    """Stump scan and refit on 1 or 2 threads: the same model bit for bit."""
+    from mcsparse.solvers._columns import SelectedColumns
+
+    threads = set()
+    plain_map = SelectedColumns._map
+
+    def spy(store, *args, **kwargs):
+        threads.add((store.n_threads, len(store._blocks)))
+        return plain_map(store, *args, **kwargs)
+
+    monkeypatch.setattr(SelectedColumns, "_map", spy)
+    rng = np.random.default_rng(5)
+    n = 20000  # three row blocks of the refit's store
+    X = (rng.integers(0, 9, size=(n, 12)) * (rng.random((n, 12)) < 0.3)).astype(float)
+    X[:, :3] += rng.standard_normal((n, 3))
+    y = (X[:, 0] + X[:, 3] - X[:, 5] > 1).astype(int) + (X[:, 1] > 0.5)
+    fits = [ShareBoostClassifier(features="stumps", alpha=1e-4, n_features_to_select=8,
+                                 n_jobs=n_jobs).fit(X, y) for n_jobs in (1, 2)]
+    assert fits[1].features_.n_jobs == 2  # given to the family built by name
+    assert threads == {(1, 3), (2, 3)}  # the refit ran its blocks on 1, then 2 threads
+    np.testing.assert_array_equal(fits[0].selected_features_, fits[1].selected_features_)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    np.testing.assert_array_equal(fits[0].intercept_, fits[1].intercept_)
+    family = ShareBoostClassifier(features=DecisionStumps(n_jobs=2), alpha=1e-4,
+                                  n_features_to_select=8, n_jobs=1).fit(X, y)
+    assert family.features_.n_jobs == 2  # a family object keeps its own
+    np.testing.assert_array_equal(family.coef_, fits[0].coef_)
+    with pytest.raises(ValueError, match="n_jobs"):
+        ShareBoostClassifier(features="stumps", n_jobs=0).fit(X, y)
