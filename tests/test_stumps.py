@@ -340,9 +340,14 @@ def test_sparse_scan_matches_numpy_twin(data_dtype, resid_dtype, shape):
 
 
 @pytest.mark.parametrize("use_sparse", [False, True])
-def test_thread_count_does_not_change_the_scan(use_sparse):
-    X, R = _sparse_problem(3000, 40, 5, np.float64, np.float64)
-    X[:, 20:] = np.random.default_rng(2).standard_normal((3000, 20)).round(1)
+@pytest.mark.parametrize("min_group_cost", [None, 1])
+def test_thread_count_does_not_change_the_scan(use_sparse, min_group_cost, monkeypatch):
+    from mcsparse.features import _stumps_fast
+
+    if min_group_cost is not None:  # one group per feature, up to 4 per thread
+        monkeypatch.setattr(_stumps_fast, "_MIN_GROUP_COST", min_group_cost)
+    X, R = _sparse_problem(20000, 40, 5, np.float64, np.float64)  # 4e6 entries: 4 groups
+    X[:, 20:] = np.random.default_rng(2).standard_normal((20000, 20)).round(1)
     ranks, _, offsets = rank_stumps(X)
     sparse = compress_ranks(ranks, offsets) if use_sparse else None
     excluded = np.arange(0, offsets[-1], 7, dtype=np.intp)

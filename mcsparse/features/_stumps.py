@@ -197,9 +197,9 @@ def _twin_bins(ranks, residual, f, n_values, sparse, totals):
     else:
         lo, hi = sparse[1][f], sparse[1][f + 1]
         rows, codes = sparse[2][lo:hi], sparse[3][lo:hi]
-    bins = np.column_stack([
+    bins = np.column_stack([  # float64 even without samples (bincount gives ints)
         np.bincount(codes, weights=residual[rows, c].astype(np.float64),
-                    minlength=n_values)
+                    minlength=n_values).astype(np.float64)
         for c in range(k)]).reshape(n_values, k)
     if mode >= 0:  # the mode's bin: the totals less the others (summed in order)
         bins[mode] = totals - np.cumsum(bins, axis=0)[-1]
