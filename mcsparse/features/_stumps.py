@@ -330,7 +330,10 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         w_i (p_i - e_{y_i}),
 
     and ShareBoost's score is its l1 norm over classes. Memory: int32 ranks,
-    4 bytes per (sample, feature), and the distinct values. The per-value
+    4 bytes per (sample, feature), 8 more per sample that does not hold its
+    feature's most frequent value (for the features where at most
+    ``SPARSE_FRACTION`` = 60% of the samples do; :func:`compress_ranks`),
+    and the distinct values. The per-value
     bins stay in cache when features have few distinct values (pixels,
     integer features), which keeps the time per round linear in
     ``n_samples``. Sparse input is densified.
