@@ -17,7 +17,8 @@ run unless ``MCSPARSE_FUZZ_RANDOM=1``. A long local run::
 Index, kernel -> module (each module's own tests are in the test file named
 after it):
 
-- ``test_fuzz_scan_stumps``: ``features/_stumps_fast.pyx`` (test_stumps.py);
+- ``test_fuzz_scan_stumps``, ``test_fuzz_scan_stumps_sparse``:
+  ``features/_stumps_fast.pyx`` (test_stumps.py);
 - ``test_fuzz_anchor_scores``: ``features/_anchors_fast.pyx`` (test_anchor_scores.py);
 - ``test_fuzz_conv_max``: ``features/_conv_max_fast.pyx``, both kernels (test_conv_max.py);
 - ``test_fuzz_loss_gradient``: ``loss/_multiclass_logistic_fast.pyx`` (test_loss.py);
@@ -45,7 +46,7 @@ from mcsparse.features._anchors import anchor_group_scores, anchor_group_scores_
 from mcsparse.features._anchors_fast import anchor_scores_chunk
 from mcsparse.features._conv_max import (conv_max_features, conv_max_features_numpy,
                                          conv_max_selected, conv_max_selected_numpy)
-from mcsparse.features._stumps import scan_stumps_numpy
+from mcsparse.features._stumps import compress_ranks, scan_stumps_numpy
 from mcsparse.features._stumps_fast import scan_stumps
 from mcsparse.loss._multiclass_logistic import loss_gradient_numpy
 from mcsparse.loss._multiclass_logistic_fast import loss_gradient
@@ -188,6 +189,43 @@ def test_fuzz_scan_stumps(n, d, k, max_values, scale, kind, dtype, n_excluded, s
         assert_twin(got[0], want[0], rtol=4 * k * np.finfo(np.float64).eps,
                     overflow_ok=np.array(True), what="best_score (cutoff)")
         np.testing.assert_array_equal(got[1], want[1])
+
+
+@FUZZ
+@given(n=st.sampled_from(SIZES), d=st.sampled_from([0, 1, 2, 7]),
+       k=st.sampled_from([1, 2, 3, 13]), max_values=st.sampled_from([1, 2, 3, 31]),
+       scale=st.sampled_from(SCALES), kind=KINDS, dtype=DTYPES,
+       max_fraction=st.sampled_from([0.0, 0.5, 1.0]), n_threads=st.sampled_from([1, 2]),
+       seed=SEEDS)
+@example(n=0, d=2, k=3, max_values=3, scale=1.0, kind="normal", dtype=np.float64,
+         max_fraction=1.0, n_threads=2, seed=0)
+@example(n=31, d=7, k=13, max_values=31, scale=1e308, kind="normal", dtype=np.float64,
+         max_fraction=1.0, n_threads=2, seed=2)
+@example(n=2, d=1, k=1, max_values=2, scale=1e-310, kind="normal", dtype=np.float32,
+         max_fraction=0.0, n_threads=1, seed=0)  # every sample at the mode: no entries
+def test_fuzz_scan_stumps_sparse(n, d, k, max_values, scale, kind, dtype, max_fraction,
+                                 n_threads, seed):
+    """The scan skipping each feature's most frequent rank, against its twin."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(1, max(min(max_values, n), 1) + 1, size=d)
+    offsets = np.zeros(d + 1, dtype=np.intp)
+    np.cumsum(q - 1, out=offsets[1:])
+    # mostly rank 0 (a frequent value), the others at random
+    ranks = np.minimum(rng.random((d, n)) * q[:, None], q[:, None] - 1).astype(np.int32)
+    ranks[rng.random((d, n)) < 0.6] = 0
+    residual = _values(rng, (n, k), scale, kind, dtype)
+    sparse = compress_ranks(ranks, offsets, max_fraction=max_fraction)
+    excluded = np.unique(rng.integers(0, int(offsets[-1]) + 1, size=3)).astype(np.intp)
+    got = scan_stumps(ranks, residual, offsets, excluded, sparse=sparse, n_threads=n_threads)
+    with np.errstate(all="ignore"):
+        want = scan_stumps_numpy(ranks, residual, offsets, excluded, sparse=sparse)
+    for a, b, what in ((got[0], want[0], "best_score"), (got[2], want[2], "max_score")):
+        assert_twin(a, b, rtol=4 * k * np.finfo(np.float64).eps,
+                    overflow_ok=np.array(True), what=what)
+    np.testing.assert_array_equal(got[1], want[1])
+    one = scan_stumps(ranks, residual, offsets, excluded, sparse=sparse)
+    for a, b in zip(got, one):
+        np.testing.assert_array_equal(a, b)  # the thread count changes no bit
 
 
 # ---------------------------------------------------------------------------

@@ -5,7 +5,8 @@ import pytest
 
 from mcsparse import ShareBoostClassifier
 from mcsparse.features import DecisionStumps, RawFeatures
-from mcsparse.features._stumps import rank_stumps, scan_stumps_numpy, stump_thresholds
+from mcsparse.features._stumps import (compress_ranks, rank_stumps, scan_stumps_numpy,
+                                       stump_thresholds)
 from mcsparse.features._stumps_fast import scan_stumps
 
 NO_IDS = np.array([], dtype=np.intp)
@@ -271,3 +272,157 @@ def test_binned_thresholds_and_bad_max_bins():
     for bad, error in ((1, ValueError), (0, ValueError), (2.5, TypeError), ("8", TypeError)):
         with pytest.raises(error, match="max_bins"):
             DecisionStumps(max_bins=bad).fit(X)
+
+
+# ------------------------------------------ the sparse scan (mode skipped) and threads
+
+def _sparse_problem(n, d, k, dtype, resid_dtype, seed=0):
+    """Integer features, mostly zeros (as pixels), one constant and one dense feature."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(1, 6, size=(n, d)) * (rng.random((n, d)) < 0.3)
+    if d > 1:
+        X[:, 1] = 7  # constant: no stump
+    if d > 2:
+        X[:, 2] = rng.integers(0, 50, size=n)  # no frequent value: scanned in full
+    R = rng.standard_normal((n, k))
+    R -= R.mean(axis=1, keepdims=True)
+    return X.astype(dtype), R.astype(resid_dtype)
+
+
+def test_compress_ranks_lists_the_samples_off_the_mode():
+    ranks = np.array([[0, 1, 1, 2, 1], [0, 1, 2, 3, 4], [0, 0, 0, 0, 0],
+                      [2, 0, 2, 0, 1]], dtype=np.int32)
+    offsets = np.array([0, 2, 6, 6, 8], dtype=np.intp)
+    modes, indptr, rows, codes = compress_ranks(ranks, offsets, max_fraction=0.7)
+    # feature 1: 4 of 5 samples off its mode (> 0.7): scanned in full;
+    # feature 2 constant; feature 3: ranks 0 and 2 tie, the lowest is the mode
+    np.testing.assert_array_equal(modes, [1, -1, -1, 0])
+    np.testing.assert_array_equal(indptr, [0, 2, 2, 2, 5])
+    np.testing.assert_array_equal(rows, [0, 3, 0, 2, 4])
+    np.testing.assert_array_equal(codes, [0, 2, 2, 2, 1])
+    assert rows.dtype == codes.dtype == np.int32 and indptr.dtype == np.intp
+    modes, indptr, rows, _ = compress_ranks(ranks, offsets, max_fraction=1.0)
+    np.testing.assert_array_equal(modes, [1, 0, -1, 0])
+    np.testing.assert_array_equal(rows[indptr[1]:indptr[2]], [1, 2, 3, 4])
+
+
+@pytest.mark.parametrize("data_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("resid_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0, 3, 3), (1, 1, 2), (2, 1, 2), (2, 3, 3), (17, 4, 3),
+                                   (60, 5, 10), (200, 3, 26), (500, 7, 4)])
+def test_sparse_scan_matches_numpy_twin(data_dtype, resid_dtype, shape):
+    X, R = _sparse_problem(*shape, data_dtype, resid_dtype)
+    ranks, _, offsets = rank_stumps(X)
+    sparse = compress_ranks(ranks, offsets)
+    n_candidates = offsets[-1]
+    rng = np.random.default_rng(1)
+    rtol = 1e-5 if resid_dtype == np.float32 else 1e-12
+    for excluded in [NO_IDS, np.sort(rng.choice(n_candidates, n_candidates // 2,
+                                                 replace=False)).astype(np.intp),
+                     np.arange(n_candidates, dtype=np.intp)]:  # all excluded
+        got = scan_stumps(ranks, R, offsets, excluded, sparse=sparse)
+        ref = scan_stumps_numpy(ranks, R, offsets, excluded, sparse=sparse)
+        dense = scan_stumps(ranks, R, offsets, excluded)
+        np.testing.assert_allclose(got[0], ref[0], rtol=rtol)
+        np.testing.assert_array_equal(got[1], ref[1])
+        np.testing.assert_allclose(got[2], ref[2], rtol=rtol)
+        # the mode's bin from the totals: the scores of the full scan, rounded
+        np.testing.assert_allclose(got[2], dense[2], rtol=1e-10, atol=1e-12)
+        if excluded.size == n_candidates:
+            assert np.all(got[1] == -1) and np.all(got[0] == -np.inf)
+        finite = got[2][np.isfinite(got[2])]
+        if finite.size:
+            cutoff = 0.9 * float(np.median(finite))
+            got = scan_stumps(ranks, R, offsets, excluded, cutoff=cutoff, sparse=sparse)
+            ref = scan_stumps_numpy(ranks, R, offsets, excluded, cutoff=cutoff, sparse=sparse)
+            np.testing.assert_allclose(got[0], ref[0], rtol=rtol)
+            np.testing.assert_array_equal(got[1], ref[1])
+
+
+@pytest.mark.parametrize("use_sparse", [False, True])
+@pytest.mark.parametrize("min_group_cost", [None, 1])
+def test_thread_count_does_not_change_the_scan(use_sparse, min_group_cost, monkeypatch):
+    from mcsparse.features import _stumps_fast
+
+    if min_group_cost is not None:  # one group per feature, up to 4 per thread
+        monkeypatch.setattr(_stumps_fast, "_MIN_GROUP_COST", min_group_cost)
+    X, R = _sparse_problem(20000, 40, 5, np.float64, np.float64)  # 4e6 entries: 4 groups
+    X[:, 20:] = np.random.default_rng(2).standard_normal((20000, 20)).round(1)
+    ranks, _, offsets = rank_stumps(X)
+    sparse = compress_ranks(ranks, offsets) if use_sparse else None
+    excluded = np.arange(0, offsets[-1], 7, dtype=np.intp)
+    one = scan_stumps(ranks, R, offsets, excluded, sparse=sparse, n_threads=1)
+    for n_threads in (2, 3, 64):
+        many = scan_stumps(ranks, R, offsets, excluded, sparse=sparse, n_threads=n_threads)
+        for a, b in zip(one, many):
+            np.testing.assert_array_equal(a, b)  # bitwise: each feature alone
+    stumps = [DecisionStumps(n_jobs=n_jobs).fit(X) for n_jobs in (1, 2)]
+    assert stumps[0].best_candidate(R, excluded) == stumps[1].best_candidate(R, excluded)
+
+
+def test_sparse_scan_rejects_malformed_input():
+    X, R = _sparse_problem(40, 3, 3, np.float64, np.float64)
+    ranks, _, offsets = rank_stumps(X)
+    modes, indptr, rows, codes = compress_ranks(ranks, offsets, max_fraction=1.0)
+    with pytest.raises(ValueError, match="tuple"):
+        scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes, indptr))
+    with pytest.raises(ValueError, match="int32"):
+        scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes, indptr, rows.astype(np.intp),
+                                                       codes))
+    with pytest.raises(ValueError, match="entries"):
+        scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes[:-1], indptr, rows, codes))
+    with pytest.raises(ValueError, match="indptr"):
+        scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes, indptr[::-1].copy(), rows,
+                                                       codes))
+    with pytest.raises(ValueError, match="same length"):
+        scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes, indptr, rows[:-1], codes))
+    with pytest.raises(ValueError, match="modes"):
+        scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes - 2, indptr, rows, codes))
+    for bad_rows, bad_codes in ((rows + 1000, codes), (rows, np.full_like(codes, 9)),
+                                (rows, np.full_like(codes, modes[0]))):
+        f = 0  # a listed row outside the samples, a rank too large, the mode itself
+        with pytest.raises(ValueError, match=f"ranks of feature {f}"):
+            scan_stumps(ranks, R, offsets, NO_IDS, sparse=(modes, indptr, bad_rows, bad_codes))
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="n_threads"):
+            scan_stumps(ranks, R, offsets, NO_IDS, n_threads=bad)
+
+
+def test_stumps_n_jobs_is_checked():
+    X = np.arange(12.0).reshape(6, 2)
+    with pytest.raises(ValueError, match="n_jobs"):
+        DecisionStumps(n_jobs=0).fit(X)
+    with pytest.raises(TypeError, match="n_jobs"):
+        DecisionStumps(n_jobs=1.5).fit(X)
+
+
+def test_shareboost_n_jobs_changes_no_bit(monkeypatch):
+    """Stump scan and refit on 1 or 2 threads: the same model bit for bit."""
+    from mcsparse.solvers._columns import SelectedColumns
+
+    threads = set()
+    plain_map = SelectedColumns._map
+
+    def spy(store, *args, **kwargs):
+        threads.add((store.n_threads, len(store._blocks)))
+        return plain_map(store, *args, **kwargs)
+
+    monkeypatch.setattr(SelectedColumns, "_map", spy)
+    rng = np.random.default_rng(5)
+    n = 20000  # three row blocks of the refit's store
+    X = (rng.integers(0, 9, size=(n, 12)) * (rng.random((n, 12)) < 0.3)).astype(float)
+    X[:, :3] += rng.standard_normal((n, 3))
+    y = (X[:, 0] + X[:, 3] - X[:, 5] > 1).astype(int) + (X[:, 1] > 0.5)
+    fits = [ShareBoostClassifier(features="stumps", alpha=1e-4, n_features_to_select=8,
+                                 n_jobs=n_jobs).fit(X, y) for n_jobs in (1, 2)]
+    assert fits[1].features_.n_jobs == 2  # given to the family built by name
+    assert threads == {(1, 3), (2, 3)}  # the refit ran its blocks on 1, then 2 threads
+    np.testing.assert_array_equal(fits[0].selected_features_, fits[1].selected_features_)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    np.testing.assert_array_equal(fits[0].intercept_, fits[1].intercept_)
+    family = ShareBoostClassifier(features=DecisionStumps(n_jobs=2), alpha=1e-4,
+                                  n_features_to_select=8, n_jobs=1).fit(X, y)
+    assert family.features_.n_jobs == 2  # a family object keeps its own
+    np.testing.assert_array_equal(family.coef_, fits[0].coef_)
+    with pytest.raises(ValueError, match="n_jobs"):
+        ShareBoostClassifier(features="stumps", n_jobs=0).fit(X, y)

@@ -20,7 +20,7 @@ PROTOCOL_METHODS = ["fit", "best_candidate", "training_columns", "end_scan",
 FEATURES_CONSTRAINTS = [StrChoices(list(FAMILIES)), HasMethods(PROTOCOL_METHODS)]
 
 
-def resolve_features(features, random_state=None):
+def resolve_features(features, random_state=None, n_jobs=None):
     """A fresh (unfitted) candidate family from the checked ``features`` parameter.
 
     Parameters
@@ -32,6 +32,9 @@ def resolve_features(features, random_state=None):
         Given to a family chosen by name that draws at random (the k-means
         of "templates" and "anchors"), so that the estimator's
         ``random_state`` fixes its candidates. A family object keeps its own.
+    n_jobs : int, default=None
+        Given, when not None, to a family chosen by name that runs on
+        threads (``n_jobs``). A family object keeps its own.
 
     Returns
     -------
@@ -42,5 +45,7 @@ def resolve_features(features, random_state=None):
         family = FAMILIES[features]()
         if "random_state" in family.get_params():
             family.set_params(random_state=random_state)
+        if n_jobs is not None and "n_jobs" in family.get_params():
+            family.set_params(n_jobs=n_jobs)
         return family
     return clone(features)

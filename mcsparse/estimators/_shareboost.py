@@ -227,6 +227,16 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         Called after every round with a :class:`mcsparse.solvers.ShareBoostRound`
         (round, selected feature, coefficients, train loss, time). If it
         returns True, the fit stops after that round.
+    n_jobs : int, default=None
+        Threads of the fit: given to a family chosen by name that runs on
+        threads (the stump scan of "stumps", the k-means and scans of
+        "templates" and "anchors"; a family passed as an object keeps its
+        own ``n_jobs``), and used by the refit's passes over row blocks.
+        -1 means all processors. None leaves the family's default (one
+        thread unless in a :func:`joblib.parallel_backend` context) and
+        runs the refit on the family's ``n_jobs`` when it is an int, else
+        on one thread. The fitted model does not depend on it: every
+        selection, coefficient and intercept is the same bit for bit.
 
     Attributes
     ----------
@@ -391,13 +401,14 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         "n_iter_no_change": [None, FiniteInterval(Integral, 1)],
         "warm_start": ["boolean"],
         "callback": [None, callable],
+        "n_jobs": [None, FiniteInterval(Integral, None, -1), FiniteInterval(Integral, 1)],
     }
 
     def __init__(self, *, n_features_to_select=None, features="raw", selection="gradient_l1",
                  alpha="auto", loss="margin_logistic", penalty="fro", beta=10.0,
                  fit_intercept=True, tol=1e-4, max_iter=200, validation_fraction=None,
                  n_iter_no_change=None, random_state=None, warm_start=False, verbose=0,
-                 callback=None):
+                 callback=None, n_jobs=None):
         super().__init__(n_features_to_select=n_features_to_select, features=features,
                          alpha=alpha, fit_intercept=fit_intercept, tol=tol,
                          max_iter=max_iter, verbose=verbose, random_state=random_state)
@@ -405,6 +416,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.warm_start, self.callback = warm_start, callback
+        self.n_jobs = n_jobs
 
     def _validate_params(self):
         super()._validate_params()
@@ -479,7 +491,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         if warm and self._resolve_n_features_to_select(
                 X.shape[1], self.features_) == self.n_iter_:
             return self  # nothing to add
-        features = fit_features(resolve_features(self.features, self.random_state), X)
+        features = fit_features(resolve_features(self.features, self.random_state, self.n_jobs), X)
         n_rounds = self._resolve_n_features_to_select(X.shape[1], features)
         if warm:
             self._check_warm_family(features, X, n_rounds)
@@ -493,7 +505,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             callback=self.callback if monitor is None else monitor,
             verbose=int(self.verbose), selection=self.selection, penalty=self.penalty,
             beta=float(self.beta), init_path=self._path if warm else None,
-            loss=make_loss(self.loss),
+            loss=make_loss(self.loss), n_jobs=self.n_jobs,
         )
         return self._set_path(path, monitor, X.shape[1])
 
@@ -516,7 +528,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         self.n_features_in_ = X.shape[1]
         self.__dict__.pop("feature_names_in_", None)
         self._n_samples_fit, self._validation_mask = X.shape[0], None
-        scan = DaskCandidates(resolve_features(self.features, self.random_state)).fit(X)
+        scan = DaskCandidates(resolve_features(self.features, self.random_state, self.n_jobs)).fit(X)
         try:
             n_rounds = self._resolve_n_features_to_select(X.shape[1], scan)
             self.alpha_ = self._resolve_alpha(scan, X.shape[0], sample_weight, weight_scale)
@@ -526,7 +538,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
                 sample_weight=sample_weight, tol=float(self.tol),
                 max_iter=int(self.max_iter), callback=self.callback,
                 verbose=int(self.verbose), penalty=self.penalty, beta=float(self.beta),
-                loss=make_loss(self.loss),
+                loss=make_loss(self.loss), n_jobs=self.n_jobs,
             )
         finally:
             scan.release()

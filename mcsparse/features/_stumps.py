@@ -2,10 +2,11 @@
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._ties import first_best, tie_cutoff
-from ..utils.validation import check_int
+from ..utils.validation import check_int, check_n_jobs
 from ._base import CandidateFeatures, Cuts
 from ._chunk_scan import ChunkScan
 from ._stumps_fast import scan_stumps
@@ -133,7 +134,79 @@ def bin_stumps(X, max_bins):
     return ranks, (np.concatenate(thresholds) if thresholds else np.zeros(0)), offsets
 
 
-def scan_stumps_numpy(ranks, residual, offsets, excluded, cutoff=None):
+#: A feature's most frequent rank is skipped by the scan when at most this
+#: fraction of the samples hold another one. The listed samples are read out
+#: of order: on 60,000 samples, 10 classes, with the other ranks at random
+#: rows, skipping the mode saves 15-20% at a fraction of 0.4 and nothing at
+#: 0.6-0.7 (16 or 256 ranks), and costs 5-15% from 0.8 on. MNIST pixels,
+#: whose zeros are 80% of the values, scan 2.5 times faster.
+SPARSE_FRACTION = 0.6
+
+
+def compress_ranks(ranks, offsets, max_fraction=SPARSE_FRACTION):
+    """Every feature's ranks without its most frequent one: the sparse scan's input.
+
+    Parameters
+    ----------
+    ranks : ndarray of shape (n_features, n_samples), int32
+        From :func:`rank_stumps` or :func:`bin_stumps`.
+    offsets : ndarray of shape (n_features + 1,), intp
+        Feature ``f`` has ``offsets[f + 1] - offsets[f] + 1`` ranks.
+    max_fraction : float, default=SPARSE_FRACTION
+        A feature is compressed when at most this fraction of the samples
+        hold a rank other than its most frequent one; the others are
+        scanned in full.
+
+    Returns
+    -------
+    modes : ndarray of shape (n_features,), intp
+        The most frequent rank of each compressed feature (the lowest of
+        equally frequent ones), -1 for a feature scanned in full.
+    indptr : ndarray of shape (n_features + 1,), intp
+        Feature ``f``'s samples are ``rows[indptr[f]:indptr[f + 1]]``.
+    rows : ndarray of shape (n_entries,), int32
+        The samples whose rank is not their feature's mode, increasing.
+    codes : ndarray of shape (n_entries,), int32
+        Their ranks.
+    """
+    n_features, n_samples = ranks.shape
+    modes = np.full(n_features, -1, dtype=np.intp)
+    indptr = np.zeros(n_features + 1, dtype=np.intp)
+    rows, codes = [], []
+    for f in range(n_features):
+        n_values = int(offsets[f + 1] - offsets[f]) + 1
+        if n_values >= 2 and n_samples > 0:
+            counts = np.bincount(ranks[f], minlength=n_values)
+            mode = int(np.argmax(counts))
+            if n_samples - counts[mode] <= max_fraction * n_samples:
+                modes[f] = mode
+                rows.append(np.flatnonzero(ranks[f] != mode).astype(np.int32))
+                codes.append(ranks[f, rows[-1]])
+        indptr[f + 1] = indptr[f] + (rows[-1].size if modes[f] >= 0 else 0)
+    empty = np.zeros(0, dtype=np.int32)
+    return (modes, indptr, np.concatenate(rows) if rows else empty,
+            np.concatenate(codes) if codes else empty)
+
+
+def _twin_bins(ranks, residual, f, n_values, sparse, totals):
+    """Per-rank residual sums of feature ``f``, as ``scan_stumps`` adds them."""
+    k = residual.shape[1]
+    mode = -1 if sparse is None else int(sparse[0][f])
+    if mode < 0:
+        rows, codes = slice(None), ranks[f]
+    else:
+        lo, hi = sparse[1][f], sparse[1][f + 1]
+        rows, codes = sparse[2][lo:hi], sparse[3][lo:hi]
+    bins = np.column_stack([  # float64 even without samples (bincount gives ints)
+        np.bincount(codes, weights=residual[rows, c].astype(np.float64),
+                    minlength=n_values).astype(np.float64)
+        for c in range(k)]).reshape(n_values, k)
+    if mode >= 0:  # the mode's bin: the totals less the others (summed in order)
+        bins[mode] = totals - np.cumsum(bins, axis=0)[-1]
+    return bins
+
+
+def scan_stumps_numpy(ranks, residual, offsets, excluded, cutoff=None, sparse=None):
     """Plain-NumPy twin of the Cython ``scan_stumps`` (for tests and benchmarks).
 
     Same arguments and results: per feature, the best non-excluded stump's
@@ -141,8 +214,10 @@ def scan_stumps_numpy(ranks, residual, offsets, excluded, cutoff=None):
     when the feature has no candidate left), and the feature's largest
     score. The best stump is the first threshold tied with the feature's
     largest score (within the relative ``TIE_RTOL``), or with ``cutoff`` the
-    first scoring at least ``cutoff``. Per-value sums by ``np.bincount``,
-    then prefix sums by ``np.cumsum``, one feature at a time.
+    first scoring at least ``cutoff``. Per-value sums by ``np.bincount``
+    (with ``sparse``, :func:`compress_ranks`, over the samples outside each
+    feature's mode, whose bin is the column totals less the others), then
+    prefix sums by ``np.cumsum``, one feature at a time.
     """
     if cutoff is not None and np.isnan(cutoff):
         raise ValueError("cutoff must not be NaN")
@@ -151,14 +226,14 @@ def scan_stumps_numpy(ranks, residual, offsets, excluded, cutoff=None):
     best_id = np.full(n_features, -1, dtype=np.intp)
     max_score = np.full(n_features, -np.inf)
     excluded = set(np.asarray(excluded).tolist())
+    totals = None
+    if residual.shape[0] and residual.shape[1]:
+        totals = np.cumsum(residual.astype(np.float64), axis=0)[-1]  # in row order
     for f in range(n_features):
         n_values = offsets[f + 1] - offsets[f] + 1
-        if n_values < 2 or residual.shape[0] == 0:
+        if n_values < 2 or totals is None:
             continue
-        bins = np.column_stack([
-            np.bincount(ranks[f], weights=residual[:, c].astype(np.float64),
-                        minlength=n_values)
-            for c in range(residual.shape[1])])
+        bins = _twin_bins(ranks, residual, f, n_values, sparse, totals)
         prefix = np.cumsum(bins[:-1], axis=0)
         scores = np.abs(prefix).sum(axis=1)
         ids = offsets[f] + np.arange(n_values - 1)
@@ -202,7 +277,10 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
     round a Cython module scores all thresholds of a feature in one pass over
     the samples, adding each residual row into its value's bin and taking
     prefix sums of the bins: ``O(n_samples * n_classes)`` per feature, and no
-    stump is ever materialised.
+    stump is ever materialised. The samples holding a feature's most frequent
+    value (the zeros of sparse pixels) are skipped: its bin is the residual's
+    column totals less the other bins, as LightGBM does. Features are
+    scanned on ``n_jobs`` threads.
 
     Used as ``ShareBoostClassifier(features="stumps")`` or
     ``features=DecisionStumps()``.
@@ -217,6 +295,13 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         are computed on a dask array, so an in-memory and a distributed fit
         select the same stumps. Features with at most ``max_bins`` distinct
         values are not binned.
+    n_jobs : int, default=None
+        Threads scanning the features (contiguous groups of features, each
+        scanned alone without the GIL, so the selection does not depend on
+        it); a :class:`~mcsparse.ShareBoostClassifier` fitted with this
+        family also runs its refit's row-block passes on them. None means 1
+        unless in a :func:`joblib.parallel_backend` context; -1 means all
+        processors (scikit-learn's convention).
 
     Attributes
     ----------
@@ -245,7 +330,10 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         w_i (p_i - e_{y_i}),
 
     and ShareBoost's score is its l1 norm over classes. Memory: int32 ranks,
-    4 bytes per (sample, feature), and the distinct values. The per-value
+    4 bytes per (sample, feature), 8 more per sample that does not hold its
+    feature's most frequent value (for the features where at most
+    ``SPARSE_FRACTION`` = 60% of the samples do; :func:`compress_ranks`),
+    and the distinct values. The per-value
     bins stay in cache when features have few distinct values (pixels,
     integer features), which keeps the time per round linear in
     ``n_samples``. Sparse input is densified.
@@ -270,8 +358,9 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
     array([1.5])
     """
 
-    def __init__(self, max_bins=None):
+    def __init__(self, max_bins=None, n_jobs=None):
         self.max_bins = max_bins
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -297,8 +386,11 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         Raises
         ------
         ValueError
-            If ``X`` contains NaN or infinity, or is empty.
+            If ``X`` contains NaN or infinity, or is empty, or ``n_jobs`` is 0.
+        TypeError
+            If ``n_jobs`` is neither None nor an int.
         """
+        check_n_jobs(self.n_jobs)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=(np.float64, np.float32))
         if sp.issparse(X):
@@ -310,6 +402,7 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
             self._thresholds = None
         else:
             self._ranks, self._thresholds, self._offsets = bin_stumps(X, self.max_bins)
+        self._sparse = compress_ranks(self._ranks, self._offsets)
         self._X_fit = X
         self._definitions = {}
         self.n_candidates_ = int(self._offsets[-1])
@@ -354,7 +447,10 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         self._check_scanning()
         excluded = self._check_excluded(excluded, self.n_candidates_)
         residual = np.ascontiguousarray(residual)
-        score, ids, top = scan_stumps(self._ranks, residual, self._offsets, excluded)
+        n_threads = effective_n_jobs(self.n_jobs)
+        score, ids, top = scan_stumps(self._ranks, residual, self._offsets, excluded,
+                                      sparse=getattr(self, "_sparse", None),
+                                      n_threads=n_threads)
         f = _first_best(top)
         best = top.max()
         if top[f] < best:
@@ -364,9 +460,16 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
             local = excluded[(excluded >= lo) & (excluded < hi)] - lo
             s, i, _ = scan_stumps(self._ranks[f:f + 1], residual,
                                   np.array([0, hi - lo], dtype=np.intp), local,
-                                  cutoff=tie_cutoff(best))
+                                  cutoff=tie_cutoff(best), sparse=self._feature_sparse(f))
             score[f], ids[f] = s[0], lo + i[0]
         return self._chosen(int(ids[f]), score[f])
+
+    def _feature_sparse(self, f):
+        """The ``sparse`` argument of ``scan_stumps`` for feature ``f`` alone."""
+        if getattr(self, "_sparse", None) is None:  # unpickled from an older version
+            return None
+        modes, indptr, rows, codes = self._sparse
+        return modes[f:f + 1], indptr[f:f + 2], rows, codes
 
     def _chosen(self, stump_id, score):
         """``(stump_id, score)``, keeping the stump's definition for its name."""
@@ -393,7 +496,8 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         self._offsets = np.zeros(chunks.n_features + 1, dtype=np.intp)
         np.cumsum([t.size for t in thresholds], out=self._offsets[1:])
         self._thresholds = np.concatenate(thresholds) if thresholds else np.zeros(0)
-        self._X_fit = self._ranks = self._values = None  # the chunks stay on the workers
+        # the chunks stay on the workers
+        self._X_fit = self._ranks = self._values = self._sparse = None
         self._definitions = {}
         self.n_candidates_ = int(self._offsets[-1])
         return self
@@ -554,7 +658,7 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         self.thresholds_ = np.array([t for _, t in definitions], dtype=np.float64)
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)
         self.support_[self.stump_features_] = True
-        self._X_fit = self._ranks = self._values = self._thresholds = None
+        self._X_fit = self._ranks = self._values = self._thresholds = self._sparse = None
         return self
 
     def transform_candidates(self, X, ids):

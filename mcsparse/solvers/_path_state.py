@@ -208,10 +208,11 @@ class _PathState:
     """
 
     def __init__(self, features, y, *, n_classes, n_rounds, loss, penalty,
-                 fit_intercept, sample_weight, tol, max_iter):
+                 fit_intercept, sample_weight, tol, max_iter, n_jobs=None):
         n_samples = y.shape[0]
-        # A family that runs on threads (n_jobs) shares them with the refit.
-        n_jobs = getattr(features, "n_jobs", None)
+        # A family that runs on threads (n_jobs) shares them with the refit,
+        # unless the caller gives its own n_jobs.
+        n_jobs = getattr(features, "n_jobs", None) if n_jobs is None else n_jobs
         n_threads = effective_n_jobs(n_jobs) if isinstance(n_jobs, (int, np.integer)) else 1
         self.features = features
         self.widths = candidate_widths(features)

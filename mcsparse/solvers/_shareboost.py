@@ -275,6 +275,7 @@ def shareboost_path(
     penalty="fro",
     beta=10.0,
     init_path=None,
+    n_jobs=None,
 ):
     """Run ShareBoost for ``n_rounds`` rounds.
 
@@ -355,6 +356,10 @@ def shareboost_path(
         and parameters) instead of starting from ``W = 0``: its selected
         features, last ``W`` and intercept are the starting state, and the
         returned path extends its lists up to ``n_rounds`` rounds in all.
+    n_jobs : int, default=None
+        Threads of the refit's passes over row blocks (summed in block
+        order, so the path does not depend on it). None: the family's
+        ``n_jobs`` when it has an int one, else 1; -1: all processors.
 
     Returns
     -------
@@ -416,7 +421,7 @@ def shareboost_path(
     state = _PathState(features, y, n_classes=n_classes, n_rounds=n_rounds, loss=loss,
                        penalty=make_penalty(penalty, alpha, beta),
                        fit_intercept=fit_intercept, sample_weight=sample_weight,
-                       tol=tol, max_iter=max_iter)
+                       tol=tol, max_iter=max_iter, n_jobs=n_jobs)
     if init_path is None:
         state.start()
     else:
