@@ -307,3 +307,59 @@ def test_identical_columns_refit_as_a_cold_start(mode, monkeypatch):
     _assert_path_agrees(X, y, 3, alpha, tol, path)
     W = path.coefs[-1]
     np.testing.assert_allclose(W[:, 0], W[:, 2], rtol=0, atol=1e-8)
+
+
+def _seeded(X, y, alpha=1e-3, gtol_rel=1e-12):
+    """An L-BFGS curvature seeded at zero on all of ``X``'s columns; the objective, point."""
+    objective = _objective(X, y, int(y.max()) + 1, alpha)
+    p = X.shape[1]
+    point = objective.evaluate(np.zeros(objective.n_params(p)), p)
+    curvature = CarriedCurvature(max_dense=0)
+    curvature.reset(objective, p, 0, point)
+    assert not curvature.dense and not curvature.pairs
+    n = curvature.seed(objective, p, point, gtol_rel * point.value)
+    return objective, point, curvature, n
+
+
+def test_a_seeded_curvature_steps_as_newton_whatever_the_scales():
+    """The pairs of exact Hessian products on the columns' scaling: the first
+    direction is Newton's on columns scaled 1e-2 .. 1e3 (Hessian eigenvalues from
+    2e-3 to 3e5), in fewer products than parameters."""
+    X, y = _scaled_columns(0)
+    objective, point, curvature, n = _seeded(X, y)
+    p = X.shape[1]
+    assert 0 < n < objective.n_params(p)
+    assert all(s.dtype == np.float64 for s, _, _ in curvature.pairs)
+    H = objective.hessian_columns(0, p, intercept=True, point=point)
+    newton = -np.linalg.lstsq(H, point.grad, rcond=1e-15)[0]
+    d = objective.flat_free(curvature.direction(point.grad))
+    np.testing.assert_allclose(d, newton, rtol=0, atol=1e-6 * np.abs(newton).max())
+
+
+def test_a_seeded_curvature_is_kept_copied_saved_and_extended():
+    """The scaling goes with the pairs: copies, the path's compact copy and a pickle
+    give the same direction; new columns extend it (zeros in the pairs); a curvature
+    saved before it existed has none; the dense mode refuses a seed."""
+    import pickle
+
+    X, y = _scaled_columns(1)
+    objective, point, curvature, _ = _seeded(X[:, :4], y)
+    g = point.grad
+    want = curvature.direction(g)
+    for other in (curvature.copy(), curvature.compact(),
+                  pickle.loads(pickle.dumps(curvature))):
+        np.testing.assert_array_equal(other.direction(g), want)
+    old = curvature.copy()
+    del old.__dict__["scaling"]
+    assert pickle.loads(pickle.dumps(old)).scaling is None
+    full = _objective(X, y, 3, 1e-3)
+    grown = full.grown(full.evaluate(np.zeros(full.n_params(4)), 4), 4, 6)
+    curvature.extend(full, 4, 6, 0, grown)
+    assert not curvature.dense and curvature.scaling.root.shape == (6, 3, 3)
+    d = curvature.direction(grown.grad)
+    assert np.isfinite(d).all() and grown.grad @ d < 0
+    np.testing.assert_allclose(d[:want.size], want, rtol=1e-10)  # new entries: zero pairs
+    dense = CarriedCurvature()
+    dense.reset(objective, 4, 0, point)
+    with pytest.raises(ValueError, match="L-BFGS mode"):
+        dense.seed(objective, 4, point, 1e-12)
