@@ -15,7 +15,7 @@ from threadpoolctl import ThreadpoolController
 from ..features._base import Dense, RowSubset, training_block
 from ._dask_columns import columns_store
 from ._objective import LinearObjective
-from ._refit import CarriedCurvature, solve
+from ._refit import SEED_PRODUCTS, CarriedCurvature, solve
 
 #: Statuses of a refit (see :func:`mcsparse.solvers._refit.solve`).
 _STATUSES = ("ok", "max_iter", "failed")
@@ -377,25 +377,42 @@ class _PathState:
             gtol = self.tol * point.value
             result = solve(self.objective, params, p, gtol=gtol, max_iter=self.max_iter,
                            curvature=curvature, point=point)
-            if result.status == "failed" and curvature.dense:
-                # the carried curvature may have gone stale: once more from
-                # the exact Hessian at the last point, or from a scaled
-                # identity where the Hessian costs more than max_iter passes,
-                # or once a retry from the exact Hessian has failed too (a
-                # rebuild every round would cost n_samples * p**2 each)
-                exact = not self.exact_retry_failed and (
-                    self.border_work(0, p) <= self.max_iter * self.pass_work(p))
-                if exact:
-                    curvature.reset(self.objective, p, self.border_work(0, p), result.point)
-                else:
-                    curvature.restart(result.grad)
-                again = solve(self.objective, result.params, p, gtol=gtol,
-                              max_iter=self.max_iter - result.n_iter, curvature=curvature,
-                              point=result.point)
-                again.n_iter += result.n_iter
-                result = again
-                self.exact_retry_failed |= exact and result.status == "failed"
+            if result.status == "failed":
+                result = self._retry(result, p, gtol, curvature)
             return result
+
+    def _retry(self, failed, p, gtol, curvature):
+        """Once more from ``failed``'s point, without the carried curvature.
+
+        The carried curvature may have gone stale (or, near float64's reach,
+        its pairs may be the differences of noisy gradients). Dense mode: from
+        the exact Hessian at the last point, or from a scaled identity where
+        the Hessian costs more than max_iter passes. L-BFGS mode: no pairs, then
+        pairs of exact Hessian products there (:meth:`CarriedCurvature.seed`,
+        a few passes). Either way from a restart only once a retry from exact
+        curvature has failed too (a rebuild every round would cost ``n_samples
+        * p**2`` each in the dense mode): the failures are then the
+        objective's precision (tol below float64's reach, or the loss at its
+        floor on separated data), which lasts along the path.
+        """
+        exact = not self.exact_retry_failed
+        if curvature.dense:
+            exact = exact and self.border_work(0, p) <= self.max_iter * self.pass_work(p)
+            if exact:
+                curvature.reset(self.objective, p, self.border_work(0, p), failed.point)
+            else:
+                curvature.restart(failed.grad)
+        elif exact:
+            curvature.seed(self.objective, p, failed.point, gtol,
+                           min(SEED_PRODUCTS, self.max_iter - failed.n_iter))
+        else:
+            curvature.restart(failed.grad)
+        again = solve(self.objective, failed.params, p, gtol=gtol,
+                      max_iter=self.max_iter - failed.n_iter, curvature=curvature,
+                      point=failed.point)
+        again.n_iter += failed.n_iter
+        self.exact_retry_failed |= exact and again.status == "failed"
+        return again
 
     @property
     def gtol(self):

@@ -29,6 +29,14 @@ Each solve stops when the largest absolute entry of the gradient is at most
 ``gtol`` (converged), at ``max_iter`` iterations, or when the line search
 can decrease neither the objective nor the gradient (failed); the last two
 are reported, never counted as converged.
+
+The carried curvature is a speed-up only. A ShareBoost path retries a failed
+solve once from its last point without it (``_PathState.refit``): the dense
+mode from the exact Hessian there (or a scaled identity where that costs
+more than ``max_iter`` passes), the L-BFGS mode from pairs of exact Hessian
+products there on an initial matrix of the columns' scales
+(:meth:`CarriedCurvature.seed`), so that columns scaled 1e-2 and 1e3 reach
+what a cold start reaches.
 """
 
 from dataclasses import dataclass
@@ -60,6 +68,12 @@ PAIR_DTYPE = np.float32
 #: Eigenvalues of a bordered block below this fraction of the new block's largest
 #: curvature are raised to it.
 EIGEN_FLOOR = 1e-8
+#: Most exact Hessian products (conjugate gradient steps) that seed the pairs of
+#: an L-BFGS solve restarted after a failed line search (:meth:`CarriedCurvature.seed`).
+SEED_PRODUCTS = 50
+#: The seeding stops when the gradient the quadratic model predicts after the
+#: step has no entry above this fraction of the solve's tolerance.
+SEED_RESIDUAL = 0.1
 _ARMIJO = 1e-4
 _MAX_LINE_SEARCH = 50
 #: Ulps of the objective below which its decrease is rounding noise.
@@ -155,10 +169,12 @@ class CarriedCurvature:
         self.pairs = []
         self.scale = 1.0  # gamma of the initial matrix: y @ s / y @ y of the newest pair
         self.pair_dtype = PAIR_DTYPE
+        self.scaling = None  # L-BFGS: the initial matrix's _Scaling (None: gamma I)
         self.n_params = 0
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.setdefault("scaling", None)  # saved before the seeded restart
         if "scale" not in state:  # saved before the pairs were float32: keep them float64
             self.pair_dtype = np.float64
             self.scale = 1.0
@@ -177,7 +193,7 @@ class CarriedCurvature:
         other.H = None if self.H is None else self.H.copy(order="F")
         other.pairs = list(self.pairs)
         other.scale, other.pair_dtype = self.scale, self.pair_dtype
-        other.n_params = self.n_params
+        other.scaling, other.n_params = self.scaling, self.n_params
         return other
 
     def compact(self):
@@ -187,7 +203,7 @@ class CarriedCurvature:
         other.H = None if self.H is None else np.asfortranarray(self.H[:m, :m])
         other.pairs = list(self.pairs)
         other.scale, other.pair_dtype = self.scale, self.pair_dtype
-        other.n_params = m
+        other.scaling, other.n_params = self.scaling, m
         return other
 
     def extend(self, objective, first, p, work, point=None):
@@ -204,9 +220,13 @@ class CarriedCurvature:
         if m <= self.max_dense and work <= MAX_BORDER_WORK and (
                 m_old == 0 or (self.dense and m - m_old <= MAX_DENSE_GROWTH)):
             E = objective.hessian_columns(first, p, intercept=m_old == 0, point=point)
+            self.scaling = None
             self._border(E, m_old, m)
             return
         self.H = None
+        if self.scaling is not None:  # the new coefficients are zeros
+            self.scaling = self.scaling.extend(_curvature_blocks(
+                objective, first, p, np.zeros((p - first, objective.n_scores))))
         # zeros for the new coefficients change neither y @ s nor the scale
         self.pairs = [(np.pad(s, (0, m - m_old)), np.pad(y, (0, m - m_old)), ys)
                       for s, y, ys in self.pairs]
@@ -243,7 +263,7 @@ class CarriedCurvature:
 
     def reset(self, objective, p, work, point=None):
         """Start from the exact Hessian of ``p`` columns at ``point`` (or no L-BFGS pairs)."""
-        self.H, self.pairs, self.n_params = None, [], 0
+        self.H, self.pairs, self.n_params, self.scaling = None, [], 0, None
         self.extend(objective, 0, p, work, point)
 
     def direction(self, g):
@@ -252,6 +272,10 @@ class CarriedCurvature:
             out = np.empty_like(g)
             symv(self.H, self.n_params, g, out)
             return -out
+        if self.scaling is not None:
+            q = self.scaling.times_root(g)
+            two_loop(self.pairs, q, self.scale)
+            return -self.scaling.times_root(q)
         if not self.pairs:
             return -g / max(np.abs(g).sum(), 1.0)  # a first, short steepest-descent step
         q = np.array(g, dtype=np.float64)  # a copy
@@ -259,14 +283,92 @@ class CarriedCurvature:
         return -q
 
     def restart(self, g):
-        """Forget the curvature: a scaled identity (dense) or no pairs."""
+        """Forget the curvature: a scaled identity (dense) or no pairs (and the scaling kept)."""
         self.pairs = []
         if self.dense:
             m = self.n_params
             self.H[:m, :m] = np.eye(m) / max(np.abs(g).sum(), 1.0)
 
+    def seed(self, objective, p, point, gtol, n_products=SEED_PRODUCTS):
+        """Forget the curvature, then learn it afresh at ``point`` from exact Hessian products.
+
+        The carried pairs (or the dense inverse) summarise earlier points, and
+        differences of gradients near float64's reach: after a failed line
+        search they may be what failed. The new curvature starts without
+        pairs, on the initial matrix ``S S`` of the columns' scales
+        (:class:`_Scaling`, kept for the later rounds), and takes the BFGS
+        updates of the pairs ``(d, H d)``, ``H`` the exact Hessian at ``point``
+        (one product each, no difference of gradients), along the directions
+        of a conjugate gradient solve of ``H d = -g`` preconditioned by ``S S``.
+        BFGS updates of that initial matrix with conjugate pairs keep every
+        secant condition: the next direction is the preconditioned conjugate
+        gradient's step, whatever the columns' scales (which a scaled identity
+        cannot follow). The pairs are float64 from then on. L-BFGS mode only.
+
+        Parameters
+        ----------
+        objective : LinearObjective
+            The objective.
+        p : int
+            Columns used.
+        point : Point
+            The objective at the current iterate (``objective.evaluate``).
+        gtol : float
+            The solve's tolerance: the products stop when the gradient the
+            quadratic model predicts after the step (the residual of ``H d =
+            -g``) is at most ``SEED_RESIDUAL * gtol`` in every entry.
+        n_products : int, default=SEED_PRODUCTS
+            Most Hessian products; fewer when the residual is small enough or
+            the curvature along a direction is not positive.
+
+        Returns
+        -------
+        n_products : int
+            Hessian products computed.
+
+        Raises
+        ------
+        ValueError
+            In the dense mode.
+        """
+        if self.dense:
+            raise ValueError("seed is for the L-BFGS mode; the dense mode resets to the "
+                             "exact Hessian")
+        g = point.grad
+        self.pairs, self.scale = [], 1.0
+        # float64 pairs from now on: the steps of a solve near float64's reach
+        # need the curvature to more than float32's 7 digits
+        self.pair_dtype = np.float64
+        self.scaling = scaling = _Scaling(objective.n_intercept, objective.n_scores,
+                                          _curvature_blocks(objective, 0, p, point.Wt))
+
+        def precondition(v):  # S S v
+            return objective.flat_free(scaling.times_root(scaling.times_root(v)))
+
+        r = objective.flat_free(-np.array(g, dtype=np.float64))
+        z = precondition(r)
+        rz = r @ z
+        proba, d, n_done = objective.proba(point), z, 0
+        while n_done < n_products and rz > 0 and np.abs(r).max() > SEED_RESIDUAL * gtol:
+            Hd = objective.hessian_product(d, p, proba=proba, point=point)
+            n_done += 1
+            dHd = d @ Hd
+            if not (np.isfinite(dHd) and dHd > 0):
+                break
+            self.update(d, Hd)
+            r = r - (rz / dHd) * Hd
+            z = precondition(r)
+            rz, rz_old = r @ z, rz
+            d = z + (rz / rz_old) * d
+        self.scale = 1.0  # the initial matrix S S, the preconditioner's
+        return n_done
+
     def update(self, s, y):
         """The BFGS update with the step ``s`` and the gradient change ``y``."""
+        if self.scaling is not None and not self.dense:
+            # the scaled coordinates (y @ s unchanged), where the test below means
+            # what it does for well scaled columns
+            s, y = self.scaling.times_root_inv(s), self.scaling.times_root(y)
         sy, yy = s @ y, y @ y
         if not sy > 1e-8 * np.sqrt((s @ s) * yy):
             return  # no curvature information (flat, or at rounding level)
@@ -290,6 +392,77 @@ class CarriedCurvature:
         # H + rho^2 (y.Hy) s s^T + rho s s^T - rho (s Hy^T + Hy s^T), as one rank-2 update
         a = -rho * Hy + (0.5 * rho * rho * (y @ Hy) + 0.5 * rho) * s
         syr2(self.H, self.n_params, a, s)
+
+
+def _curvature_blocks(objective, first, p, Wt):
+    """An estimate of the Hessian's diagonal blocks of columns ``first .. p``, without a pass.
+
+    A soft-max score's curvature is at most 1/4, a coefficient's at most that
+    times its column's largest square (``columns.scale``); the penalty's
+    blocks at the coefficients ``Wt`` are exact. The ratios between columns
+    (scaled 1e-2 and 1e3: 1e10) are what matter. For a loss that does not
+    change when every score moves alike, a column's coefficients summed over
+    the classes have the penalty's curvature only (the block is ``c (I - J /
+    k)`` plus the penalty's, ``J`` all ones); where that direction is flat (no
+    penalty) the solver projects it out, and it is given ``c`` instead.
+    """
+    k = objective.n_scores
+    c = 0.25 * np.square(objective.columns.scale[first:p])
+    c[~(c > 0)] = 1.0  # a zero column: flat (no penalty), or the penalty's alone
+    eye = np.eye(k)
+    shape = eye - 1.0 / k if objective.loss.shift_invariant and k > 1 else eye
+    blocks = c[:, None, None] * shape
+    if objective.penalty is not None and p > first:
+        return blocks + objective.penalty.column_terms(Wt, hessian=True)[2]
+    return blocks + c[:, None, None] * (eye - shape)
+
+
+class _Scaling:
+    """The initial matrix ``S S`` of an L-BFGS curvature, ``S`` symmetric block diagonal.
+
+    ``S`` is the inverse square root of :func:`_curvature_blocks` (the
+    intercept's entries: of 1/4). The pairs are kept in the scaled
+    coordinates ``u = S^-1 x``: ``(S^-1 s, S y)``, which leave ``y @ s``
+    unchanged; a direction is ``-S H_u S g``, ``H_u`` the two-loop's on the
+    scaled pairs (initial matrix ``gamma I``).
+    """
+
+    def __init__(self, nb, k, blocks):
+        self.nb, self.k = nb, k
+        self.root, self.root_inv = self._factors(blocks)
+
+    @staticmethod
+    def _factors(blocks):
+        values, vectors = np.linalg.eigh(blocks)
+        values = np.maximum(values, np.finfo(float).tiny)
+        scaled = vectors / np.sqrt(values)[:, None, :]
+        root = np.einsum("jab,jcb->jac", scaled, vectors)
+        root_inv = np.einsum("jab,jcb->jac", vectors * np.sqrt(values)[:, None, :], vectors)
+        return root, root_inv
+
+    def extend(self, blocks):
+        """Add the blocks of new columns; a new object (copies share the old one)."""
+        other = _Scaling.__new__(_Scaling)
+        other.nb, other.k = self.nb, self.k
+        root, root_inv = self._factors(blocks)
+        other.root = np.concatenate([self.root, root])
+        other.root_inv = np.concatenate([self.root_inv, root_inv])
+        return other
+
+    def _apply(self, blocks, intercept, v):
+        nb, k = self.nb, self.k
+        out = np.empty(v.shape)
+        out[:nb] = intercept * v[:nb]
+        out[nb:] = np.einsum("jab,jb->ja", blocks, v[nb:].reshape(-1, k)).ravel()
+        return out
+
+    def times_root(self, v):
+        """``S v``."""
+        return self._apply(self.root, 2.0, v)
+
+    def times_root_inv(self, v):
+        """``S^-1 v``."""
+        return self._apply(self.root_inv, 0.5, v)
 
 
 def two_loop_numpy(pairs, q, gamma):
