@@ -449,7 +449,7 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         residual = np.ascontiguousarray(residual)
         n_threads = effective_n_jobs(self.n_jobs)
         score, ids, top = scan_stumps(self._ranks, residual, self._offsets, excluded,
-                                      sparse=getattr(self, "_sparse", None),
+                                      sparse=self._sparse,
                                       n_threads=n_threads)
         f = _first_best(top)
         best = top.max()
@@ -466,8 +466,6 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
 
     def _feature_sparse(self, f):
         """The ``sparse`` argument of ``scan_stumps`` for feature ``f`` alone."""
-        if getattr(self, "_sparse", None) is None:  # unpickled from an older version
-            return None
         modes, indptr, rows, codes = self._sparse
         return modes[f:f + 1], indptr[f:f + 2], rows, codes
 
