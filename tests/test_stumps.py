@@ -426,3 +426,27 @@ def test_shareboost_n_jobs_changes_no_bit(monkeypatch):
     np.testing.assert_array_equal(family.coef_, fits[0].coef_)
     with pytest.raises(ValueError, match="n_jobs"):
         ShareBoostClassifier(features="stumps", n_jobs=0).fit(X, y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (2, 2), (50, 7), (300, 1)])
+@pytest.mark.parametrize("n_jobs", [None, 2, 3])
+def test_rank_stumps_equals_unique(dtype, shape, n_jobs):
+    # the ranks and distinct values are np.unique's, whatever the thread count;
+    # ties, -0.0 beside 0.0, infinitesimal gaps and constant columns included
+    rng = np.random.default_rng(0)
+    X = rng.integers(-3, 4, size=shape).astype(dtype)
+    if X.size:
+        X[::3, 0] = -0.0
+        X[1::4, -1] = np.nextafter(dtype(1), dtype(2))
+        X[:, shape[1] // 2] = 5.0
+    ranks, values, offsets = rank_stumps(X, n_jobs=n_jobs)
+    assert ranks.dtype == np.int32 and ranks.shape == (shape[1], shape[0])
+    start = 0
+    for f in range(shape[1]):
+        distinct, inverse = np.unique(X[:, f], return_inverse=True)
+        np.testing.assert_array_equal(ranks[f], inverse)
+        np.testing.assert_array_equal(values[start:start + distinct.size], distinct)
+        assert offsets[f + 1] - offsets[f] == max(distinct.size - 1, 0)
+        start += distinct.size
+    assert start == values.size
