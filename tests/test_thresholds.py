@@ -348,6 +348,7 @@ def test_family_codes_on_float32_neighbours():
             codes, cut = family.training_cuts(j)
             column = family.training_columns([j])[:, 0]
             np.testing.assert_array_equal((codes <= cut).astype(float), column)
+            np.testing.assert_array_equal(family.transform_candidates(X, [j])[:, 0], column)
             assert 0 < column.sum() < 4  # a real cut, not all ones
     clf = ShareBoostClassifier(n_features_to_select=1, features="stumps").fit(X, [0, 0, 1, 1])
     np.testing.assert_array_equal(clf.predict(X), [0, 0, 1, 1])
@@ -370,6 +371,9 @@ def test_family_codes_give_its_columns(max_bins):
         codes, cut = family.training_cuts(j)
         assert codes.dtype == np.int32 and not codes.flags.writeable
         np.testing.assert_array_equal((codes <= cut).astype(float),
+                                      family.training_columns([j])[:, 0])
+        # the thresholds on the training data give the same column
+        np.testing.assert_array_equal(family.transform_candidates(X, [j])[:, 0],
                                       family.training_columns([j])[:, 0])
 
 

@@ -597,7 +597,16 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
             ``1[v_f <= theta]`` of each stump, as 0/1.
         """
         self._check_scanning()
-        return self._columns(self._X_fit, self._check_ids(ids, self.n_candidates_))
+        ids = self._check_ids(ids, self.n_candidates_)
+        if getattr(self, "_ranks", None) is None:  # a family fitted on chunks
+            return self._columns(self._X_fit, ids)
+        # from the ranks (contiguous) rather than X's strided columns: ``x <= theta``
+        # is ``rank <= r`` by the thresholds' construction (tests compare both)
+        out = np.empty((self._ranks.shape[1], len(ids)))
+        features = np.searchsorted(self._offsets, ids, side="right") - 1
+        for c, (f, stump_id) in enumerate(zip(features, ids)):
+            np.less_equal(self._ranks[f], stump_id - self._offsets[f], out=out[:, c])
+        return out
 
     def training_cuts(self, stump_id):
         """Stump ``stump_id`` on the training data as integer codes and a cut.
