@@ -198,6 +198,24 @@ class ColumnStore:
     given to the objective is an array, put in a :class:`SelectedColumns`.
     """
 
+    def map_rows(self, fn):
+        """``fn(rows)`` for row slices that cover ``0 .. n_samples`` once, in order.
+
+        For row-local work beside the store's passes (per-row Hessians):
+        :class:`SelectedColumns` runs its row blocks on its threads; here one
+        slice of all rows.
+
+        Parameters
+        ----------
+        fn : callable
+            Called with a ``slice``; its results are returned in row order.
+
+        Returns
+        -------
+        results : list
+        """
+        return [fn(slice(0, self.n_samples))]
+
 
 class SelectedColumns(ColumnStore):
     """Growing store of the selected columns, dense or row-sparse, in row blocks.
@@ -549,6 +567,21 @@ class SelectedColumns(ColumnStore):
         where = slice(0, n_dense) if n_dense == 0 or cols[-1] == n_dense - 1 else cols
         shift = self.shift[cols] if self.dtype == np.float32 else None
         return n_dense, where, shift
+
+    def map_rows(self, fn):
+        """``fn(rows)`` for each row block's slice, on the store's threads, in row order.
+
+        Parameters
+        ----------
+        fn : callable
+            Called with a ``slice`` of rows.
+
+        Returns
+        -------
+        results : list
+            One per row block.
+        """
+        return self._map(lambda b: fn(slice(b.start, b.stop)))
 
     def _map(self, work, items=None):
         """``[work(item) for item in items]`` (the blocks), on threads when there are several."""

@@ -426,7 +426,13 @@ class LinearObjective:
         point = self._last if point is None else point
         if point is None:
             raise ValueError("the objective has not been evaluated yet: pass a point")
-        return self.loss.proba(point.residual, self.y, self.sample_weight)
+        w, P = self.sample_weight, np.empty_like(point.residual)
+
+        def rows(r):  # row-local: the same bits on any number of threads
+            P[r] = self.loss.proba(point.residual[r], self.y[r], None if w is None else w[r])
+
+        self.columns.map_rows(rows)
+        return P
 
     def hessian_product(self, vector, p, proba=None, point=None):
         """The Hessian at ``point`` times ``vector``.
@@ -499,8 +505,9 @@ class LinearObjective:
             V[:, with_b + j - first] = self.columns.column(j)
         width, kk = V.shape[1], k * (k + 1) // 2
         V /= self.total  # the normalisation, on V rather than on the wider M
-        M = np.empty((n, width * kk))
-        self.loss.hessian_rows(self.proba(point), self.sample_weight, V, M)
+        M, P, w = np.empty((n, width * kk)), self.proba(point), self.sample_weight
+        self.columns.map_rows(lambda r: self.loss.hessian_rows(
+            P[r], None if w is None else w[r], V[r], M[r]))
         prod = self.columns.rmatmul(M, p)  # (p, width * kk)
         if self.fit_intercept:  # the column sums by BLAS (NumPy's axis-0 sum is slower)
             prod = np.vstack([np.ones(n) @ M, prod])
