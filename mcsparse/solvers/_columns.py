@@ -229,8 +229,9 @@ class SelectedColumns(ColumnStore):
     n_threads : int, default=1
         Threads sharing the row blocks (each block's products run in
         compiled code without the GIL). Results do not depend on it.
-    row_block : int, default=4096
-        Rows per block.
+    row_block : int, default=ROW_BLOCK
+        Rows per block (8192): the unit of the sums, fixed whatever the
+        thread count, so that the sums do not depend on it.
 
     Attributes
     ----------
