@@ -312,8 +312,8 @@ def load_satimage(*, subset="train", data_home=None, return_X_y=False):
     Raises
     ------
     FileNotFoundError
-        If a file is missing (no download: the checksums are those of the
-        manifest copy).
+        If a file is missing (the loader does not download;
+        ``python -m mcsparse.datasets fetch satimage`` does).
     ValueError
         If a file fails its checksum.
 
@@ -366,7 +366,8 @@ def load_letter(*, subset="train", data_home=None, return_X_y=False):
     Raises
     ------
     FileNotFoundError
-        If the file is missing.
+        If the file is missing (``python -m mcsparse.datasets fetch letter``
+        downloads it).
     ValueError
         If the file fails its checksum.
 
@@ -518,7 +519,8 @@ def load_chars74k(*, subset="all", test_size=0.25, random_state=0, data_home=Non
     Raises
     ------
     FileNotFoundError
-        If the file is missing (its path and ``MCSPARSE_DATA`` are named).
+        If the file is missing (its path and ``MCSPARSE_DATA`` are named;
+        ``python -m mcsparse.datasets fetch chars74k`` builds it).
     ImportError
         If Pillow is not installed.
     ValueError
@@ -598,7 +600,8 @@ def load_libsvm(name, *, subset="train", data_home=None, return_X_y=False):
     ValueError
         If ``name`` or ``subset`` is unknown, or a file fails its checksum.
     FileNotFoundError
-        If a file is missing.
+        If a file is missing (``python -m mcsparse.datasets fetch libsvm``
+        downloads them).
 
     References
     ----------
