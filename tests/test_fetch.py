@@ -131,9 +131,11 @@ def test_server_error_is_an_oserror(monkeypatch, server, tmp_path):
     assert _files_under(tmp_path / "home") == []
 
 
-def test_bad_name():
+def test_bad_name_and_the_hint_of_a_missing_file(tmp_path):
     with pytest.raises(ValueError, match="name must be one of"):
         datasets.fetch("isolet")
+    with pytest.raises(FileNotFoundError, match="mcsparse.datasets fetch letter`"):
+        datasets.load_letter(data_home=tmp_path)
 
 
 def test_real_satimage_through_the_pipeline(monkeypatch, server, tmp_path):

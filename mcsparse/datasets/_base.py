@@ -118,8 +118,8 @@ def fetch_file(data_file, data_home=None, download_if_missing=True, progressbar=
     )
     name = data_file.path.split("/")[0]
     if name in FETCH_NAMES:
-        how += (f"; `python -m mcsparse.datasets fetch {name}` downloads it into "
-                "the data home")
+        how += (f"; or run `python -m mcsparse.datasets fetch {name}`, which gets "
+                "it from the original public source into the data home")
     raise FileNotFoundError(
         f"Data file {data_file.path} not found under the data home {home} "
         f"(set by the data_home argument or the {ENV_DATA_HOME} environment "

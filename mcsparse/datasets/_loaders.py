@@ -62,9 +62,7 @@ CHARS74K_FILE = DataFile(
     "chars74k/chars74k-EnglishFnt-28x28-34class.tar.gz",
     "b78cc19c06cb28f7e7b0af88ab812b96b9f3ab8a4010b7725308b32dd190c640",
     "the Chars74K EnglishFnt images downscaled to 28x28, as in GitHub "
-    "dnth/car_plate_localization (English/Fnt), packed in a deterministic tar.gz; "
-    "`python -m mcsparse.datasets fetch chars74k` builds the same subset from the "
-    "public EnglishFnt.tgz instead",
+    "dnth/car_plate_localization (English/Fnt), packed in a deterministic tar.gz",
 )
 # What `fetch("chars74k")` builds from the public archive (same layout; the pixels
 # of the copy above came from another downscaling, so its checksum differs).
