@@ -58,9 +58,11 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.line(f"XFAIL x{len(nodeids)}: {reason}")
         by_test = {}
         for nodeid in nodeids:
-            test, _, param = nodeid.partition("[")
+            test, bracket, param = nodeid.partition("[")
             head, _, tail = param.rstrip("]").rpartition("-")
             key = f"{test}[{head}]" if head else test
-            by_test.setdefault(key, []).append(tail or param.rstrip("]"))
+            params = by_test.setdefault(key, [])
+            if bracket:
+                params.append(tail or param.rstrip("]"))
         for key, params in by_test.items():
-            terminalreporter.line(f"    {key}: {', '.join(params)}")
+            terminalreporter.line(f"    {key}" + (f": {', '.join(params)}" if params else ""))
