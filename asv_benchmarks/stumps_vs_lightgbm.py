@@ -27,9 +27,9 @@ count each side used, the BLAS libraries in use (their kernels:
 Data (``MCSPARSE_DATA`` must hold satimage, letter and MNIST; pendigits is
 bundled): the original features of pendigits (7,494 x 16, 10 classes),
 satimage (4,435 x 36, 6), letter (the first 16,000 rows x 16, 26; tested on
-the last 4,000) and MNIST pixels / 255 as float32 (60,000 x 784, 10), as
-``mcsparse --dataset NAME --features stumps`` loads them (the scaling
-changes no stump).
+the last 4,000) and MNIST pixels / 255 as float32 (60,000 x 784, 10), the
+UCI sets scaled to [0, 1] (``mcsparse --dataset NAME --features stumps``
+reads them unscaled: the scaling changes no stump, only its threshold).
 
 Usage (from the repository root; MNIST takes minutes)::
 

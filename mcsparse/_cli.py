@@ -36,20 +36,29 @@ FAMILIES = {
 }
 
 
-# the data sets' original features, which the families other than "raw" read
+# the data sets' original features, which the families other than "raw" read:
+# scaled for anchors (distances), as published for stumps (thresholds then read
+# as in the Python API: x15 <= 12.5 on pendigits)
 ORIGINAL = {
     "pendigits": "UCI pendigits (bundled), x / 100",
     "mnist": "MNIST raw pixels / 255 (float32)",
     "satimage": "UCI satimage, x / 255",
     "letter": "UCI letter (16000/4000), x / 15",
 }
+UNSCALED = {
+    "pendigits": "UCI pendigits (bundled), x in [0, 100]",
+    "mnist": ORIGINAL["mnist"],
+    "satimage": "UCI satimage, x in [0, 255]",
+    "letter": "UCI letter (16000/4000), x in [0, 15]",
+}
 
 
-def load_problem(name, data_home=None, products=True):
+def load_problem(name, data_home=None, products=True, scaled=True):
     """Return ``(X_train, y_train, X_test, y_test, feature_names)`` for the main job.
 
     The UCI sets come as their pairwise products, or with ``products=False``
-    as their original (scaled) features.
+    as their original features, scaled to [0, 1] unless ``scaled=False``.
+    MNIST always comes as pixels / 255.
     """
     from . import datasets
     from .features import PairwiseProducts
@@ -71,6 +80,8 @@ def load_problem(name, data_home=None, products=True):
     Xt, yt = loader("test")
     if not products:
         names = np.array([f"x{i}" for i in range(X.shape[1])])
+        if not scaled:
+            return X, y, Xt, yt, names
         return X / scale, y, Xt / scale, yt, names
     products = PairwiseProducts().fit(X / scale)
     return (products.transform(X / scale), y, products.transform(Xt / scale), yt,
@@ -192,8 +203,10 @@ def build_parser():
                              "folds, default 5), then refit and print the path")
     parser.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction,
                         default=None,
-                        help="fit an intercept (default: no for the UCI sets, as "
-                             "in eq. 1 of the paper; yes for mnist)")
+                        help="fit an intercept (default: no for the UCI sets' "
+                             "pairwise products, as in eq. 1 of the paper; yes for "
+                             "mnist and for --features other than raw, as "
+                             "ShareBoostClassifier's default)")
     parser.add_argument("--max-iter", type=_int_at_least(1), default=200,
                         help="iteration cap of each refit (default 200)")
     parser.add_argument("--tol", type=_finite_float(positive=True), default=1e-4,
@@ -275,7 +288,8 @@ def _load(parser, args, n_rounds):
     """The problem, subsampled by ``--max-train``; exits with a message on errors."""
     try:
         X, y, X_test, y_test, names = load_problem(args.dataset, args.data_home,
-                                                   products=args.features == "raw")
+                                                   products=args.features == "raw",
+                                                   scaled=args.features != "stumps")
     except (OSError, ValueError) as exc:  # missing, corrupted, not downloadable
         parser.exit(2, f"mcsparse: error: {exc}\nmcsparse: the data folder is "
                        f"--data-home, else $MCSPARSE_DATA, else ~/mcsparse_data: point "
@@ -321,6 +335,8 @@ def _run(argv):
     _exit_if_version(parser, args)
     description, default_rounds, default_intercept = DATASETS[args.dataset]
     n_rounds = default_rounds if args.n_features is None else args.n_features
+    if args.features != "raw":
+        default_intercept = True  # as ShareBoostClassifier (the Python API)
     fit_intercept = default_intercept if args.fit_intercept is None else args.fit_intercept
     _check_output(parser, args.output)
     _check_plot(parser, args.plot)
@@ -336,11 +352,14 @@ def _run(argv):
     classes = np.unique(y)
     n_classes = len(classes)
     if args.features != "raw":
-        description = f"{ORIGINAL[args.dataset]}; {args.features}: {FAMILIES[args.features]}"
+        original = (UNSCALED if args.features == "stumps" else ORIGINAL)[args.dataset]
+        description = f"{original}; {args.features}: {FAMILIES[args.features]}"
     print(f"mcsparse: ShareBoost on {args.dataset} ({description})")
     print(f"  train {X.shape[0]} x {X.shape[1]}, test {X_test.shape[0]}, "
           f"{n_classes} classes, loaded in {time.perf_counter() - t0:.1f} s")
-    print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept} "
+    note = (" (eq. 1 of the paper; ShareBoostClassifier's default is True)"
+            if args.fit_intercept is None and not fit_intercept else "")
+    print(f"  rounds={n_rounds} alpha={args.alpha} fit_intercept={fit_intercept}{note} "
           f"max_iter={args.max_iter} tol={args.tol}", flush=True)
     if args.verbose:
         print(f"  BLAS: {format_blas()}", flush=True)

@@ -41,3 +41,28 @@ def pendigits_small():
     X, y = load_pendigits(subset="train", return_X_y=True)
     X_test, y_test = load_pendigits(subset="test", return_X_y=True)
     return X[:1000] / 100, y[:1000], X_test[:1000] / 100, y_test[:1000]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The expected failures, one line per reason (``-ra`` would repeat each
+    reason once per test): its count, then the tests, grouped by parameter set."""
+    xfailed = terminalreporter.stats.get("xfailed", [])
+    if not xfailed:
+        return
+    groups = {}
+    for report in xfailed:
+        reason = report.wasxfail.removeprefix("reason: ")
+        groups.setdefault(reason, []).append(report.nodeid)
+    terminalreporter.section(f"{len(xfailed)} expected failures (xfail), by reason")
+    for reason, nodeids in groups.items():
+        terminalreporter.line(f"XFAIL x{len(nodeids)}: {reason}")
+        by_test = {}
+        for nodeid in nodeids:
+            test, bracket, param = nodeid.partition("[")
+            head, _, tail = param.rstrip("]").rpartition("-")
+            key = f"{test}[{head}]" if head else test
+            params = by_test.setdefault(key, [])
+            if bracket:
+                params.append(tail or param.rstrip("]"))
+        for key, params in by_test.items():
+            terminalreporter.line(f"    {key}" + (f": {', '.join(params)}" if params else ""))

@@ -220,3 +220,16 @@ def test_cv_prints_the_chosen_alpha_and_number_of_features(tmp_path, capsys):
     assert [r["round"] for r in rows] == list(range(1, n_features + 1))
     assert re.search(rf"test error [\d.]+% with {n_features} features", out)
     assert "fold 1/3, alpha" in out  # one line per path without --quiet
+
+
+def test_stumps_read_the_original_features_with_an_intercept(capsys):
+    """As the Python API (getting started): x15 <= 12.5 first, an intercept."""
+    assert main(["--features", "stumps", "--n-features", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "x in [0, 100]" in out.splitlines()[0]
+    assert "fit_intercept=True max_iter" in out
+    assert re.search(r"\s1\s+\d+\s+x15 <= 12\.5\s", out), out
+    # the pairwise products keep the paper's setting, and say how it differs
+    assert main(["--n-features", "1"]) == 0
+    assert ("fit_intercept=False (eq. 1 of the paper; ShareBoostClassifier's default "
+            "is True)") in capsys.readouterr().out

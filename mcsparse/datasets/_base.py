@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ENV_DATA_HOME = "MCSPARSE_DATA"
+# the data sets `python -m mcsparse.datasets fetch NAME` downloads, one folder each
+FETCH_NAMES = ("mnist", "pendigits", "satimage", "letter", "libsvm", "chars74k")
 
 
 @dataclass(frozen=True)
@@ -14,12 +16,19 @@ class DataFile:
 
     ``url`` is set only where the published file is known to have exactly this
     sha256; otherwise ``source`` tells the user where to obtain the file.
+    ``other_sha256`` lists the checksums of other published versions that hold
+    the same data (as the loader reads it) and are accepted too.
     """
 
     path: str  # relative to the data home, e.g. "mnist/t10k-labels-idx1-ubyte.gz"
     sha256: str
     source: str
     url: str | None = None
+    other_sha256: tuple = ()
+
+    def accepts(self, sha256):
+        """Whether a file with this hex sha256 is a known version of this file."""
+        return sha256 == self.sha256 or sha256 in self.other_sha256
 
 
 def get_data_home(data_home=None):
@@ -60,14 +69,15 @@ def sha256sum(path, chunk_size=1 << 20):
     return digest.hexdigest()
 
 
-def fetch_file(data_file, data_home=None, download_if_missing=True):
+def fetch_file(data_file, data_home=None, download_if_missing=True, progressbar=False):
     """Return the verified local path of ``data_file``, downloading it if allowed.
 
     The file is looked up under ``get_data_home(data_home)``. A file that is
     present is always checked against its sha256. A missing file is
     downloaded with pooch (to a temporary name, verified, then renamed, so a
     partial download never stays in the cache) when ``download_if_missing``
-    and a URL with a known checksum exists.
+    and a URL with a known checksum exists (with a tqdm progress bar when
+    ``progressbar``).
 
     Raises
     ------
@@ -85,7 +95,7 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
     path = home / data_file.path
     if path.is_file():
         actual = sha256sum(path)
-        if actual != data_file.sha256:
+        if not data_file.accepts(actual):
             raise ValueError(
                 f"Data file {path} is corrupted or not the expected version: its "
                 f"sha256 is {actual}, expected {data_file.sha256}. Delete it and "
@@ -100,12 +110,16 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
             f"(expected sha256 {data_file.sha256})."
         )
     if download_if_missing and data_file.url is not None:
-        return _download(data_file, home, path)
+        return _download(data_file, home, path, progressbar)
     how = (
         f"download it from {data_file.url} (download_if_missing=True does this)"
         if data_file.url
         else f"obtain it from {data_file.source}"
     )
+    name = data_file.path.split("/")[0]
+    if name in FETCH_NAMES:
+        how += (f"; or run `python -m mcsparse.datasets fetch {name}`, which gets "
+                "it from the original public source into the data home")
     raise FileNotFoundError(
         f"Data file {data_file.path} not found under the data home {home} "
         f"(set by the data_home argument or the {ENV_DATA_HOME} environment "
@@ -113,7 +127,7 @@ def fetch_file(data_file, data_home=None, download_if_missing=True):
     )
 
 
-def _download(data_file, home, path):
+def _download(data_file, home, path, progressbar=False):
     """Download ``data_file`` to ``path`` (absent) with pooch, verified.
 
     pooch streams into a temporary file beside ``path``, checks the sha256 and
@@ -131,7 +145,7 @@ def _download(data_file, home, path):
                 known_hash=f"sha256:{data_file.sha256}",
                 fname=path.name,
                 path=path.parent,
-                progressbar=False,
+                progressbar=progressbar,
             )
         )
         actual = sha256sum(out)

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
-from ._base import DataFile, fetch_file
+from ._base import DataFile, fetch_file, get_data_home
 
 UCI = "https://archive.ics.uci.edu/dataset"
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass"
@@ -61,10 +61,12 @@ LETTER_FILE = DataFile("letter/letter-recognition.data",
 CHARS74K_FILE = DataFile(
     "chars74k/chars74k-EnglishFnt-28x28-34class.tar.gz",
     "b78cc19c06cb28f7e7b0af88ab812b96b9f3ab8a4010b7725308b32dd190c640",
-    "the mcsparse shared datasets folder (MANIFEST.md, section 6): the Chars74K "
-    "EnglishFnt images downscaled to 28x28, as in GitHub dnth/car_plate_localization "
-    "(English/Fnt), packed in a deterministic tar.gz",
+    "the Chars74K EnglishFnt images downscaled to 28x28, as in GitHub "
+    "dnth/car_plate_localization (English/Fnt), packed in a deterministic tar.gz",
 )
+# What `fetch("chars74k")` builds from the public archive (same layout; the pixels
+# of the copy above came from another downscaling, so its checksum differs).
+CHARS74K_REBUILT = "chars74k/chars74k-EnglishFnt-28x28-34class-rebuilt.tar.gz"
 # Sample001-010 are the digits, Sample011-036 the capitals; I and O were removed.
 CHARS74K_TARGET_NAMES = np.array(list("0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"))
 _CHARS74K_CLASS_OF_DIR = {
@@ -79,10 +81,12 @@ LIBSVM_FILES = {
         "libsvm/segment.scale",
         "7c25c4529b8c84d047bc546e1e1f9a3f671c36d77f5469fb845b6e4a15bdd629",
         f"{LIBSVM}.html#segment")}),
+    # the other accepted version lacks line 400's svm-scale artefact 5:-4.2067e-17
     "vowel": (10, {"train": DataFile(
         "libsvm/vowel.scale",
         "89ecbd4590cabc23b001cbd2d90128efe3c8ad02540ce1a08ef367b98d765585",
-        f"{LIBSVM}.html#vowel")}),
+        f"{LIBSVM}.html#vowel", other_sha256=(
+            "f9ad13f7b7814118facd51f29ddf9a83a3190fb07f3122b4c9031bdf2097af29",))}),
     "wine": (13, {"train": DataFile(
         "libsvm/wine.scale",
         "36c20cc5a687694cce444e01c0cc6d2957ab73fbdea7ba33aae414f86183e927",
@@ -306,8 +310,8 @@ def load_satimage(*, subset="train", data_home=None, return_X_y=False):
     Raises
     ------
     FileNotFoundError
-        If a file is missing (no download: the checksums are those of the
-        manifest copy).
+        If a file is missing (the loader does not download;
+        ``python -m mcsparse.datasets fetch satimage`` does).
     ValueError
         If a file fails its checksum.
 
@@ -360,7 +364,8 @@ def load_letter(*, subset="train", data_home=None, return_X_y=False):
     Raises
     ------
     FileNotFoundError
-        If the file is missing.
+        If the file is missing (``python -m mcsparse.datasets fetch letter``
+        downloads it).
     ValueError
         If the file fails its checksum.
 
@@ -444,6 +449,15 @@ def _decode_chars74k(path):
     return X, y
 
 
+def _chars74k_path(data_home):
+    """The verified manifest copy, else the subset rebuilt by ``fetch``."""
+    home = get_data_home(data_home)
+    rebuilt = home / CHARS74K_REBUILT
+    if not (home / CHARS74K_FILE.path).exists() and rebuilt.is_file():
+        return rebuilt
+    return fetch_file(CHARS74K_FILE, data_home, False)
+
+
 def load_chars74k(*, subset="all", test_size=0.25, random_state=0, data_home=None,
                   return_X_y=False):
     """Load the Chars74K EnglishFnt font characters (28x28, 34 classes).
@@ -460,7 +474,11 @@ def load_chars74k(*, subset="all", test_size=0.25, random_state=0, data_home=Non
     images (dark glyph on a light background), read from
     ``data_home/chars74k/chars74k-EnglishFnt-28x28-34class.tar.gz``
     (``data_home`` defaults to ``$MCSPARSE_DATA``, then ``~/mcsparse_data``)
-    after checking its sha256. The file is not downloaded. The class is the
+    after checking its sha256. Without that file, the subset that
+    ``python -m mcsparse.datasets fetch chars74k`` builds from the public
+    archive (``chars74k-EnglishFnt-28x28-34class-rebuilt.tar.gz``, same
+    layout, no fixed checksum: the same images downscaled by Pillow) is read
+    instead. The file is not downloaded here. The class is the
     ``SampleNNN`` folder; samples are in the order of their file names.
 
     No train/test split is published, so "train" and "test" are a fixed
@@ -499,7 +517,8 @@ def load_chars74k(*, subset="all", test_size=0.25, random_state=0, data_home=Non
     Raises
     ------
     FileNotFoundError
-        If the file is missing (its path and ``MCSPARSE_DATA`` are named).
+        If the file is missing (its path and ``MCSPARSE_DATA`` are named;
+        ``python -m mcsparse.datasets fetch chars74k`` builds it).
     ImportError
         If Pillow is not installed.
     ValueError
@@ -523,7 +542,7 @@ def load_chars74k(*, subset="all", test_size=0.25, random_state=0, data_home=Non
     if (isinstance(test_size, bool) or not isinstance(test_size, numbers.Real)
             or not 0 < test_size < 1):
         raise ValueError(f"test_size must be a float in (0, 1), got {test_size!r}")
-    path = fetch_file(CHARS74K_FILE, data_home, False)
+    path = _chars74k_path(data_home)
     X, y = _decode_chars74k(str(path.resolve()))
     if X.shape[0] != _CHARS74K_N_SAMPLES:
         raise ValueError(f"{path}: {X.shape[0]} images, expected {_CHARS74K_N_SAMPLES}")
@@ -579,7 +598,8 @@ def load_libsvm(name, *, subset="train", data_home=None, return_X_y=False):
     ValueError
         If ``name`` or ``subset`` is unknown, or a file fails its checksum.
     FileNotFoundError
-        If a file is missing.
+        If a file is missing (``python -m mcsparse.datasets fetch libsvm``
+        downloads them).
 
     References
     ----------
