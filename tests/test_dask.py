@@ -381,8 +381,7 @@ def test_unsupported_families_and_options(client, pendigits):
     with pytest.raises(TypeError, match="AnchorPoints does not run on dask arrays"):
         ShareBoostClassifier(n_features_to_select=3,
                              features=AnchorPoints(n_anchors=4)).fit(Xd, y[:1000])
-    for name, value in (("warm_start", True), ("validation_fraction", 0.2),
-                        ("selection", "full")):
+    for name, value in (("validation_fraction", 0.2), ("selection", "full")):
         with pytest.raises(ValueError, match=f"{name}=.* not supported on a dask array"):
             ShareBoostClassifier(n_features_to_select=3, **{name: value}).fit(Xd, y[:1000])
 

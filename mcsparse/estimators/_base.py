@@ -12,7 +12,7 @@ from scipy.special import log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..utils._dask import is_dask_array
+from ..utils._dask import is_dask_array, map_rows
 from ..utils.validation import check_sample_weight, shown
 
 
@@ -64,20 +64,36 @@ def check_training_weights(estimator, sample_weight, y_idx, classes):
 def _labels(classes, scores):
     """``classes[argmax(scores, axis=1)]``, chunk by chunk for a dask array."""
     if is_dask_array(scores):
-        return scores.map_blocks(_block_labels, classes, drop_axis=1, dtype=classes.dtype)
-    return classes[np.argmax(scores, axis=1)]
+        return map_rows(_block_labels, scores, classes, dtype=classes.dtype)
+    return _block_labels(scores, classes)
 
 
 def _block_labels(scores, classes):
-    return classes[np.argmax(scores, axis=1)]
+    return classes[np.argmax(scores, axis=1)]  # (0,) of classes' dtype for no rows
 
 
 def _softmax(scores, log=False):
     """Row-wise (log-)soft-max, chunk by chunk for a dask array."""
-    fn = log_softmax if log else softmax
     if is_dask_array(scores):
-        return scores.map_blocks(fn, axis=1, dtype=np.float64)
-    return fn(scores, axis=1)
+        return map_rows(_block_softmax, scores, log, width=scores.shape[1])
+    return _block_softmax(scores, log)
+
+
+def _block_softmax(scores, log):
+    return (log_softmax if log else softmax)(scores, axis=1)
+
+
+def _linear_scores(columns, W, b):
+    """``columns[:, :p] @ W.T + b`` (``p`` the columns of ``W``), chunk by chunk for a
+    dask array: the scores of a linear model on its selected columns (a prefix of them
+    for a round of the path)."""
+    if is_dask_array(columns):
+        return map_rows(_block_linear_scores, columns, W, b, width=b.shape[0])
+    return _block_linear_scores(columns, W, b)
+
+
+def _block_linear_scores(columns, W, b):
+    return columns[:, : W.shape[1]] @ W.T + b
 
 
 def _to_decision(scores):
