@@ -147,9 +147,8 @@ def check_dask_vector(v, name, row_chunks):
         raise ValueError(f"{name} must be 1-D, got {v.ndim} dimensions")
     if is_dask_array(v) and any(np.isnan(c) for c in v.chunks[0]):
         raise ValueError(
-            f"{name} has unknown chunk sizes ({_rows_text(v.chunks[0])}): call "
-            f"{name}.compute_chunk_sizes() first (X's row chunks are "
-            f"{_rows_text(row_chunks)})")
+            f"{name} has unknown chunk sizes ({_rows_text(v.chunks[0])}), X's row chunks "
+            f"are ({_rows_text(row_chunks)}): call {name}.compute_chunk_sizes() first")
     if v.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},) like X's rows, got {v.shape}: "
                          f"X has {n} rows, {name} has {v.shape[0]}")
