@@ -50,7 +50,10 @@ with Client(sys.argv[1], timeout=30) as client:
         da.from_array(X, chunks=(500, -1)), y)
     predicted = model.predict(da.from_array(X, chunks=(700, -1))).compute()
     pids = sorted(client.run(os.getpid).values())
-print(json.dumps({"selected": model.selected_features_.tolist(),
+    versions = client.get_versions(packages=["mcsparse"])
+print(json.dumps({"mcsparse": [v["packages"]["mcsparse"] for v in
+                               (versions["scheduler"], *versions["workers"].values())],
+                  "selected": model.selected_features_.tolist(),
                   "coef": model.coef_.tolist(), "intercept": model.intercept_.tolist(),
                   "predicted": predicted.tolist(), "worker_pids": pids}))
 """
@@ -146,6 +149,8 @@ def test_fit_on_a_cluster_of_command_line_processes(command_line_cluster):
     assert result.returncode == 0, result.stderr[-3000:]
     got = json.loads(result.stdout.strip().splitlines()[-1])
     assert got["worker_pids"] == worker_pids  # the tasks ran in the processes started here
+    # the check the user guide advises: the same mcsparse everywhere
+    assert got["mcsparse"] == [mcsparse.__version__] * 3
 
     X, y = load_pendigits(return_X_y=True)
     X, y = X[:2000] / 100, y[:2000]
