@@ -443,11 +443,21 @@ def test_input_checks_run_before_any_task(client, pendigits):
         (dict(y=yd, sample_weight=da.from_array(w, chunks=50)[:99]),
          "X has 100 rows, sample_weight has 99"),
     ]
+    families = [  # the families' parameters on chunks, checked before any task too
+        (DecisionStumps(), r"needs max_bins"),
+        (ConvMaxTemplates(), r"patch_size=7 is larger than the images \(4 x 4\)"),
+        (ConvMaxTemplates(image_shape=(4, 4), patch_size=2, training_store="uint8"),
+         "training_store='uint8' is for in-memory fits"),
+        (RawFeatures(groups=[0, 1]), r"groups must have shape \(n_features,\) = \(16,\)"),
+    ]
     with distributed.get_task_stream(client) as stream:
         for kwargs, message in cases:
             kwargs = {"y": yd, **kwargs}
             with pytest.raises(ValueError, match=message):
                 model.fit(Xd, kwargs.pop("y"), **kwargs)
+        for family, message in families:
+            with pytest.raises(ValueError, match=message):
+                ShareBoostClassifier(n_features_to_select=2, features=family).fit(Xd, yd)
     assert stream.data == []
     with distributed.get_task_stream(client) as stream:
         model.fit(Xd, yd, sample_weight=da.from_array(w, chunks=50))

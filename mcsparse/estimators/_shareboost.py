@@ -514,13 +514,14 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         warm = bool(self.warm_start) and hasattr(self, "_path")
         previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
                     self._validation_mask) if warm else None
+        scan = DaskCandidates(resolve_features(self.features, self.random_state, self.n_jobs))
         X, y_idx, sample_weight, weight_scale = self._validate_dask_data(
-            X, y, sample_weight, previous)
+            X, y, sample_weight, previous, scan)
         self._n_samples_fit, self._validation_mask = X.shape[0], None
         if warm and self._resolve_n_features_to_select(
                 X.shape[1], self.features_) == self.n_iter_:
             return self  # nothing to add
-        scan = DaskCandidates(resolve_features(self.features, self.random_state, self.n_jobs)).fit(X)
+        scan.fit(X)
         try:
             n_rounds = self._resolve_n_features_to_select(X.shape[1], scan)
             if warm:
@@ -540,9 +541,10 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         self.features_ = scan.family_
         return self._set_path(path, None, X.shape[1])
 
-    def _validate_dask_data(self, X, y, sample_weight, previous):
-        """The checks of a dask fit, all of them before any task: shapes and chunks
-        first, then the labels and weights computed together; sets ``classes_``.
+    def _validate_dask_data(self, X, y, sample_weight, previous, scan):
+        """The checks of a dask fit, all of them before any task: shapes, chunks and
+        the family's parameters (``scan.check``) first, then the labels and weights
+        computed together; sets ``classes_``.
 
         Returns ``(X, y_idx, sample_weight, weight_scale)`` as
         ``_validate_fit_data`` (samples of weight zero are kept).
@@ -561,6 +563,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
                 "warm_start=True continues a fitted path on the same data: fitted on "
                 f"shape {(previous[1], previous[0])}, got shape {X.shape}. Set "
                 "warm_start=False to fit from scratch.")
+        scan.check(X)
         y, given = compute_vectors(y, sample_weight)
         y_idx, classes = check_training_targets(self, y)
         sample_weight = check_training_weights(self, given, y_idx, classes)
