@@ -373,6 +373,17 @@ def test_prediction_on_unknown_and_empty_chunks(client, digits, family):
             _check_dask_predictions(model, Xd, X_expected)
 
 
+def test_cv_model_predicts_on_unknown_and_empty_chunks(client, digits):
+    """ShareBoostClassifierCV fits in memory; its predictions take dask arrays too."""
+    from mcsparse import ShareBoostClassifierCV
+
+    X, y = digits
+    model = ShareBoostClassifierCV(alphas=[1e-3, 1e-2], max_features=3, cv=2).fit(
+        X[:600], y[:600])
+    for Xd, X_expected in _filtered(X[600:1000]):
+        _check_dask_predictions(model, Xd, X_expected)
+
+
 def test_binary_prediction_on_unknown_chunks(client, pendigits):
     X, y = pendigits
     keep = y < 2

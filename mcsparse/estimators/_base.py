@@ -124,7 +124,10 @@ class ScoresMixin:
         Returns
         -------
         scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            For two classes the 1-D difference ``score_1 - score_0``.
+            For two classes the 1-D difference ``score_1 - score_0``. A dask
+            array, float64, for a dask ``X`` (ShareBoost), with its row
+            chunks (their sizes known or not; an empty chunk gives an empty
+            block).
         """
         return _to_decision(self._scores(X))
 
@@ -139,7 +142,9 @@ class ScoresMixin:
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted class labels (ties go to the first class).
+            Predicted class labels (ties go to the first class). A dask
+            array of ``classes_``'s dtype for a dask ``X`` (ShareBoost), with
+            its row chunks.
         """
         scores = self._scores(X)
         return _labels(self.classes_, scores)
@@ -159,7 +164,8 @@ class ProbaMixin:
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns follow ``classes_``.
+            Rows sum to one; columns follow ``classes_``. A dask array for a
+            dask ``X`` (ShareBoost), with its row chunks.
         """
         return _softmax(self._scores(X))
 
@@ -174,7 +180,8 @@ class ProbaMixin:
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities; columns follow ``classes_``.
+            Log-probabilities; columns follow ``classes_``. A dask array for a
+            dask ``X`` (ShareBoost), with its row chunks.
         """
         return _softmax(self._scores(X), log=True)
 

@@ -438,11 +438,13 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             by rows is fitted on the current ``distributed.Client``: the
             candidate scan runs on the workers, the refit here, and the
             fitted attributes are the NumPy arrays an in-memory fit gives
-            (raw features, or ``DecisionStumps(max_bins=...)``; user guide,
-            "Scale-out on Dask").
+            (raw features, ``DecisionStumps(max_bins=...)`` or
+            ``ConvMaxTemplates``; user guide, "Scale-out on Dask"), and
+            ``warm_start`` extends the stored path there.
         y : array-like of shape (n_samples,)
             Class labels of any type, at least two distinct classes; with a
-            dask ``X``, a NumPy array or a dask array chunked like its rows.
+            dask ``X``, a NumPy array or a dask array chunked like its rows
+            (``y.rechunk(X.chunks[0])``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; the loss is their weighted mean. Samples
             of weight zero are dropped (they would still define candidates,
@@ -466,10 +468,12 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             columns for the selected candidates, or if
             ``n_features_to_select`` is below ``n_iter_``. With a dask
             ``X``: if it is split along its columns, has unknown chunk sizes
-            or a chunk with NaN or infinity (named), if ``y`` is chunked
-            unlike its rows, if no client is running, or if
-            ``warm_start``, ``validation_fraction`` or a ``selection`` other
-            than "gradient_l1" is asked.
+            or a chunk with NaN or infinity (named), if ``y`` or
+            ``sample_weight`` has another length than ``X`` (both named) or
+            is chunked unlike its rows (both chunkings named), if no client
+            is running, or if ``validation_fraction`` or a ``selection``
+            other than "gradient_l1" is asked. All but the NaN check run
+            before any task.
         TypeError
             With a dask ``X``, if the candidate family does not run on
             chunks (anchor points, templates) or ``X`` is not real.
