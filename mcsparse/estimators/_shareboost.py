@@ -220,7 +220,8 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         candidate family (checked: the selected candidates' columns; a
         family that draws at random needs a fixed ``random_state``). A smaller
         ``n_features_to_select`` than ``n_iter_`` raises ValueError; an
-        equal one leaves the model unchanged.
+        equal one leaves the model unchanged. A path fitted in memory or on
+        a dask array can be extended on either (the same data).
     verbose : int, default=0
         Print one line per round when positive.
     callback : callable, default=None
