@@ -75,20 +75,21 @@ def _environment():
     return env
 
 
-def _stop(process):
-    """Stop a process started by this test, and its children (its own session)."""
-    if process.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _stop(processes):
+    """Stop processes started by this test, each with its children (its own session):
+    SIGTERM to all, then SIGKILL to those still running after 10 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        running = [p for p in processes if p.poll() is None]
+        for process in running:
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                pass
+        for process in running:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def _wait_for(path, processes, timeout):
@@ -131,8 +132,8 @@ def command_line_cluster():
                        for i in range(2)]
             yield address, sorted(w.pid for w in workers)
         finally:
-            for process in reversed(processes):
-                _stop(process)
+            _stop(processes[1:])  # the workers first: they say goodbye to the scheduler
+            _stop(processes[:1])
             logs.close()
             if any(p.returncode is None for p in processes):  # pragma: no cover
                 pytest.fail("a cluster process could not be stopped")
