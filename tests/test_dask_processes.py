@@ -108,7 +108,7 @@ def _wait_for(path, processes, timeout):
 
 @pytest.fixture
 def command_line_cluster():
-    """``(address, worker pids)`` of a scheduler and two workers, each a process
+    """``(address, worker pids, log file)`` of a scheduler and two workers, each a process
     started by ``dask scheduler`` / ``dask worker``; all stopped at the end."""
     processes = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,8 +117,9 @@ def command_line_cluster():
 
         def start(*args):
             processes.append(subprocess.Popen(
-                [*_dask_program(), *args], cwd=tmp, env=_environment(), stdin=subprocess.DEVNULL,
-                stdout=logs, stderr=subprocess.STDOUT, start_new_session=True))
+                [*_dask_program(), *args], cwd=tmp, env=_environment(),
+                stdin=subprocess.DEVNULL, stdout=logs, stderr=subprocess.STDOUT,
+                start_new_session=True))
             return processes[-1]
 
         try:
@@ -130,7 +131,7 @@ def command_line_cluster():
                              "--no-nanny", "--no-dashboard", "--name", f"worker-{i}",
                              "--local-directory", str(tmp / f"worker-{i}"))
                        for i in range(2)]
-            yield address, sorted(w.pid for w in workers)
+            yield address, sorted(w.pid for w in workers), tmp / "cluster.log"
         finally:
             _stop(processes[1:])  # the workers first: they say goodbye to the scheduler
             _stop(processes[:1])
@@ -140,14 +141,16 @@ def command_line_cluster():
 
 
 def test_fit_on_a_cluster_of_command_line_processes(command_line_cluster):
-    address, worker_pids = command_line_cluster
+    address, worker_pids, log = command_line_cluster
     try:
         result = subprocess.run([sys.executable, "-c", CLIENT, address], capture_output=True,
                                 text=True, env=_environment(), timeout=CLIENT_TIMEOUT,
                                 cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired:
-        pytest.fail(f"the client did not finish in {CLIENT_TIMEOUT} s")
-    assert result.returncode == 0, result.stderr[-3000:]
+        pytest.fail(f"the client did not finish in {CLIENT_TIMEOUT} s; cluster log:\n"
+                    + log.read_text()[-3000:])
+    assert result.returncode == 0, (result.stderr[-3000:] + "\ncluster log:\n"
+                                    + log.read_text()[-3000:])
     got = json.loads(result.stdout.strip().splitlines()[-1])
     assert got["worker_pids"] == worker_pids  # the tasks ran in the processes started here
     # the check the user guide advises: the same mcsparse everywhere
