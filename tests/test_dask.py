@@ -291,6 +291,190 @@ def test_refit_on_the_workers_beyond_the_client_budget(client, pendigits, featur
                 da.from_array(X, chunks=(700, -1)), y)
 
 
+# ---------------------------------------------------------------- prediction
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """scikit-learn's 8 x 8 digits (bundled): square images for the templates."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return X / 16, y
+
+
+def _family(name):
+    return {"raw": "raw", "stumps": DecisionStumps(max_bins=16),
+            "templates": ConvMaxTemplates(n_templates=12, patch_size=3, n_masks=4,
+                                          n_patches=2000, random_state=0),
+            "anchors": AnchorPoints(n_anchors=20, n_radii=4, random_state=0)}[name]
+
+
+def _filtered(X):
+    """``X[mask]`` as a dask array (unknown row chunks, the second one empty), and
+    the same rows in memory; ``X`` with a known empty chunk."""
+    keep = np.ones(X.shape[0], dtype=bool)
+    keep[100:200] = False  # all of the second chunk
+    keep[::7] = False
+    Xd = da.from_array(X, chunks=(100, -1))
+    unknown = Xd[da.from_array(keep, chunks=100)]
+    assert np.isnan(unknown.chunks[0]).all()
+    known = da.from_array(X, chunks=((250, 0, X.shape[0] - 250), (X.shape[1],)))
+    return [(unknown, X[keep]), (known, X)]
+
+
+def _check_dask_predictions(model, Xd, X):
+    """Every prediction method on ``Xd``: a dask array of its row chunks, the right
+    dtype and width in its metadata, an empty second block, the in-memory values."""
+    import dask
+
+    k = model.classes_.shape[0]
+    lazy, expected, empty = [], [], []
+    for name in ("predict", "decision_function", "predict_proba", "predict_log_proba"):
+        out = getattr(model, name)(Xd)
+        dtype, ndim = (model.classes_.dtype, 1) if name == "predict" else (np.float64, 2)
+        assert isinstance(out, da.Array) and out.dtype == out._meta.dtype == dtype, name
+        assert out.ndim == out._meta.ndim == ndim, name
+        np.testing.assert_equal(out.chunks[0], Xd.chunks[0])  # NaN for unknown sizes
+        assert ndim == 1 or out.chunks[1] == (k,), name
+        lazy += [out, out.blocks[1]]
+        expected.append(getattr(model, name)(X))
+        empty.append((0,) if ndim == 1 else (0, k))
+    for name in ("staged_predict", "staged_decision_function", "staged_predict_proba"):
+        stages = list(getattr(model, name)(Xd))
+        assert len(stages) == model.n_iter_ and all(isinstance(s, da.Array) for s in stages)
+        lazy += stages
+        expected += list(getattr(model, name)(X))
+    got = dask.compute(*lazy)  # the selected columns once for all
+    for i, shape in enumerate(empty):
+        assert got[2 * i + 1].shape == shape and got[2 * i + 1].dtype == got[2 * i].dtype
+    for value, want in zip(got[: 2 * len(empty): 2] + got[2 * len(empty):], expected):
+        assert value.dtype == want.dtype
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(value, want, rtol=1e-10, atol=1e-12)
+        else:
+            np.testing.assert_array_equal(value, want)
+
+
+@pytest.mark.parametrize("family", ["raw", "stumps", "templates", "anchors"])
+def test_prediction_on_unknown_and_empty_chunks(client, digits, family):
+    """``X[mask]`` (unknown chunk sizes) and a chunk of zero rows, for models fitted in
+    memory and (where the family runs on chunks) on dask: the in-memory predictions."""
+    X, y = digits
+    params = dict(n_features_to_select=4, alpha=1e-3)
+    models = [ShareBoostClassifier(**params, features=_family(family)).fit(X[:1000], y[:1000])]
+    if family != "anchors":  # AnchorPoints does not run on dask arrays
+        models.append(ShareBoostClassifier(**params, features=_family(family)).fit(
+            da.from_array(X[:1000], chunks=(400, -1)), y[:1000]))
+        np.testing.assert_array_equal(models[1].selected_features_,
+                                      models[0].selected_features_)
+    for model in models:
+        for Xd, X_expected in _filtered(X[1000:1500]):
+            _check_dask_predictions(model, Xd, X_expected)
+
+
+def test_cv_model_predicts_on_unknown_and_empty_chunks(client, digits):
+    """ShareBoostClassifierCV fits in memory; its predictions take dask arrays too."""
+    from mcsparse import ShareBoostClassifierCV
+
+    X, y = digits
+    model = ShareBoostClassifierCV(alphas=[1e-3, 1e-2], max_features=3, cv=2).fit(
+        X[:600], y[:600])
+    for Xd, X_expected in _filtered(X[600:1000]):
+        _check_dask_predictions(model, Xd, X_expected)
+
+
+def test_binary_prediction_on_unknown_chunks(client, pendigits):
+    X, y = pendigits
+    keep = y < 2
+    model = ShareBoostClassifier(n_features_to_select=3).fit(X[keep][:500], y[keep][:500])
+    Xd, X_expected = _filtered(X[keep][500:900])[0]
+    out = model.decision_function(Xd)
+    assert out.ndim == out._meta.ndim == 1 and out.dtype == np.float64
+    np.testing.assert_allclose(out.compute(), model.decision_function(X_expected),
+                               rtol=1e-10, atol=1e-12)
+    assert model.predict(Xd).blocks[1].compute().shape == (0,)
+
+
+# ---------------------------------------------------------------- warm start
+
+
+def test_warm_start_on_dask_equals_one_longer_fit(client, pendigits):
+    """The path stored by a fit (on dask or in memory) extended on dask: the fit of
+    all the rounds at once, on dask and in memory."""
+    X, y = pendigits
+    X, y = X[:2000], y[:2000]
+    Xd = da.from_array(X, chunks=(500, -1))
+    params = dict(alpha=1e-4, features=DecisionStumps(max_bins=32))
+    long_memory = ShareBoostClassifier(n_features_to_select=9, **params).fit(X, y)
+    long_dask = ShareBoostClassifier(n_features_to_select=9, **params).fit(Xd, y)
+    assert_same_fit(long_memory, long_dask)
+    for first in (Xd, X):
+        warm = ShareBoostClassifier(n_features_to_select=4, warm_start=True, **params)
+        warm.fit(first, y)
+        assert warm.n_iter_ == 4
+        warm.set_params(n_features_to_select=9).fit(Xd, y)
+        assert warm.n_iter_ == 9
+        assert_same_fit(long_dask, warm)
+        np.testing.assert_allclose(warm.train_loss_, long_dask.train_loss_, rtol=1e-6)
+        np.testing.assert_array_equal(warm.features_.thresholds_,
+                                      long_dask.features_.thresholds_)
+    with distributed.get_task_stream(client) as stream:
+        with pytest.raises(ValueError, match=r"same data: fitted on shape \(2000, 16\), "
+                                             r"got shape \(1500, 16\)"):
+            warm.fit(Xd[:1500], y[:1500])
+        with pytest.raises(ValueError, match="resolves to 3 rounds, fewer than the "
+                                             "n_iter_=9"):
+            warm.set_params(n_features_to_select=3).fit(Xd, y)
+    assert stream.data  # the second check reads the candidates: tasks ran
+    assert_same_fit(long_dask, warm)  # refused: unchanged
+
+
+# ---------------------------------------------------------------- checks first
+
+
+def test_input_checks_run_before_any_task(client, pendigits):
+    """Lengths and chunkings are refused before any task (y, sample_weight or X's
+    chunks), naming both; the task stream does see the tasks of a fit."""
+    X, y = pendigits
+    X, y = X[:100], y[:100]
+    w = np.linspace(0.5, 1.5, 100)
+    Xd, yd = da.from_array(X, chunks=(50, -1)), da.from_array(y, chunks=50)
+    model = ShareBoostClassifier(n_features_to_select=2)
+    short = da.from_array(y[:99], chunks=50)
+    assert short.chunks == ((50, 49),)
+    cases = [
+        (dict(y=short), r"X has 100 rows, y has 99"),
+        (dict(y=y[:99]), r"X has 100 rows, y has 99"),
+        (dict(sample_weight=da.from_array(w, chunks=30)),
+         r"sample_weight's chunks \(30, 30, 30, 10\) do not match X's row chunks \(50, 50\)"),
+        (dict(sample_weight=np.ones(101)), "X has 100 rows, sample_weight has 101"),
+        (dict(y=yd[yd >= 0]), r"y has unknown chunk sizes \(nan, nan\).*X's row chunks "
+                              r"are \(50, 50\)"),
+        (dict(y=yd, sample_weight=da.from_array(w, chunks=50)[:99]),
+         "X has 100 rows, sample_weight has 99"),
+    ]
+    families = [  # the families' parameters on chunks, checked before any task too
+        (DecisionStumps(), r"needs max_bins"),
+        (ConvMaxTemplates(), r"patch_size=7 is larger than the images \(4 x 4\)"),
+        (ConvMaxTemplates(image_shape=(4, 4), patch_size=2, training_store="uint8"),
+         "training_store='uint8' is for in-memory fits"),
+        (RawFeatures(groups=[0, 1]), r"groups must have shape \(n_features,\) = \(16,\)"),
+    ]
+    with distributed.get_task_stream(client) as stream:
+        for kwargs, message in cases:
+            kwargs = {"y": yd, **kwargs}
+            with pytest.raises(ValueError, match=message):
+                model.fit(Xd, kwargs.pop("y"), **kwargs)
+        for family, message in families:
+            with pytest.raises(ValueError, match=message):
+                ShareBoostClassifier(n_features_to_select=2, features=family).fit(Xd, yd)
+    assert stream.data == []
+    with distributed.get_task_stream(client) as stream:
+        model.fit(Xd, yd, sample_weight=da.from_array(w, chunks=50))
+    assert stream.data
+
+
 # ---------------------------------------------------------------- resilience
 
 
@@ -381,8 +565,7 @@ def test_unsupported_families_and_options(client, pendigits):
     with pytest.raises(TypeError, match="AnchorPoints does not run on dask arrays"):
         ShareBoostClassifier(n_features_to_select=3,
                              features=AnchorPoints(n_anchors=4)).fit(Xd, y[:1000])
-    for name, value in (("warm_start", True), ("validation_fraction", 0.2),
-                        ("selection", "full")):
+    for name, value in (("validation_fraction", 0.2), ("selection", "full")):
         with pytest.raises(ValueError, match=f"{name}=.* not supported on a dask array"):
             ShareBoostClassifier(n_features_to_select=3, **{name: value}).fit(Xd, y[:1000])
 

@@ -12,7 +12,7 @@ from scipy.special import log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..utils._dask import is_dask_array
+from ..utils._dask import is_dask_array, map_rows
 from ..utils.validation import check_sample_weight, shown
 
 
@@ -64,20 +64,36 @@ def check_training_weights(estimator, sample_weight, y_idx, classes):
 def _labels(classes, scores):
     """``classes[argmax(scores, axis=1)]``, chunk by chunk for a dask array."""
     if is_dask_array(scores):
-        return scores.map_blocks(_block_labels, classes, drop_axis=1, dtype=classes.dtype)
-    return classes[np.argmax(scores, axis=1)]
+        return map_rows(_block_labels, scores, classes, dtype=classes.dtype)
+    return _block_labels(scores, classes)
 
 
 def _block_labels(scores, classes):
-    return classes[np.argmax(scores, axis=1)]
+    return classes[np.argmax(scores, axis=1)]  # (0,) of classes' dtype for no rows
 
 
 def _softmax(scores, log=False):
     """Row-wise (log-)soft-max, chunk by chunk for a dask array."""
-    fn = log_softmax if log else softmax
     if is_dask_array(scores):
-        return scores.map_blocks(fn, axis=1, dtype=np.float64)
-    return fn(scores, axis=1)
+        return map_rows(_block_softmax, scores, log, width=scores.shape[1])
+    return _block_softmax(scores, log)
+
+
+def _block_softmax(scores, log):
+    return (log_softmax if log else softmax)(scores, axis=1)
+
+
+def _linear_scores(columns, W, b):
+    """``columns[:, :p] @ W.T + b`` (``p`` the columns of ``W``), chunk by chunk for a
+    dask array: the scores of a linear model on its selected columns (a prefix of them
+    for a round of the path)."""
+    if is_dask_array(columns):
+        return map_rows(_block_linear_scores, columns, W, b, width=b.shape[0])
+    return _block_linear_scores(columns, W, b)
+
+
+def _block_linear_scores(columns, W, b):
+    return columns[:, : W.shape[1]] @ W.T + b
 
 
 def _to_decision(scores):
@@ -108,7 +124,10 @@ class ScoresMixin:
         Returns
         -------
         scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
-            For two classes the 1-D difference ``score_1 - score_0``.
+            For two classes the 1-D difference ``score_1 - score_0``. A dask
+            array, float64, for a dask ``X`` (ShareBoost), with its row
+            chunks (their sizes known or not; an empty chunk gives an empty
+            block).
         """
         return _to_decision(self._scores(X))
 
@@ -123,7 +142,9 @@ class ScoresMixin:
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted class labels (ties go to the first class).
+            Predicted class labels (ties go to the first class). A dask
+            array of ``classes_``'s dtype for a dask ``X`` (ShareBoost), with
+            its row chunks.
         """
         scores = self._scores(X)
         return _labels(self.classes_, scores)
@@ -143,7 +164,8 @@ class ProbaMixin:
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns follow ``classes_``.
+            Rows sum to one; columns follow ``classes_``. A dask array for a
+            dask ``X`` (ShareBoost), with its row chunks.
         """
         return _softmax(self._scores(X))
 
@@ -158,7 +180,8 @@ class ProbaMixin:
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities; columns follow ``classes_``.
+            Log-probabilities; columns follow ``classes_``. A dask array for a
+            dask ``X`` (ShareBoost), with its row chunks.
         """
         return _softmax(self._scores(X), log=True)
 

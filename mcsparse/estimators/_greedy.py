@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..features._base import fit_features
 from ..solvers import default_alpha
-from ..utils._dask import check_dask_matrix, is_dask_array
+from ..utils._dask import check_dask_matrix, is_dask_array, map_rows
 from ..utils.validation import FiniteInterval, StrChoices, ValidatedParamsMixin
 from ._base import SparseInputMixin, check_training_data, check_training_weights
 from ._features import FEATURES_CONSTRAINTS, resolve_features
@@ -52,16 +52,23 @@ def _weight_scale(sample_weight):
                                                                      dtype=np.float64)))
 
 
-def _chunk_candidates(X, family, ids, block_info=None):
-    """Candidates ``ids`` on one chunk of a dask array; errors name the chunk."""
+def _chunk_candidates(X, family, ids, width, block_info=None):
+    """Candidates ``ids`` on one chunk of a dask array, float64; errors name the chunk.
+
+    An empty chunk (what a filter leaves) gives ``(0, width)``.
+    """
+    if X.shape[0] == 0:
+        return np.zeros((0, width))
     try:
-        return family.transform_candidates(X, ids)
+        return np.asarray(family.transform_candidates(X, ids), dtype=np.float64)
     except ValueError as exc:
-        where = block_info[0]["array-location"][0] if block_info else None
-        if where is None:
+        if not block_info:
             raise
-        raise ValueError(f"X chunk {block_info[0]['chunk-location'][0]} (rows {where[0]} "
-                         f"to {where[1] - 1}): {exc}") from None
+        index = block_info[0]["chunk-location"][0]
+        start, stop = block_info[0]["array-location"][0]
+        rows = ("" if np.isnan(start) or np.isnan(stop)
+                else f" (rows {int(start)} to {int(stop) - 1})")
+        raise ValueError(f"X chunk {index}{rows}: {exc}") from None
 
 
 class _BaseGreedy(SparseInputMixin, ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
@@ -137,15 +144,16 @@ class _BaseGreedy(SparseInputMixin, ValidatedParamsMixin, ClassifierMixin, BaseE
     def _candidate_columns(self, X, ids):
         """Validate new data and compute the candidates ``ids`` on it (float64).
 
-        A dask array gives a dask array, computed chunk by chunk.
+        A dask array gives a dask array of the same row chunks (known or
+        not), computed chunk by chunk.
         """
         check_is_fitted(self)
         if is_dask_array(X):
-            X = check_dask_matrix(X, "X", self.n_features_in_)
+            # row chunks of unknown size and empty ones are fine: each maps to its rows
+            X = check_dask_matrix(X, "X", self.n_features_in_, unknown_rows=True)
             widths = getattr(self.features_, "candidate_widths_", None)
             width = len(ids) if widths is None else int(np.sum(widths[ids]))
-            return X.map_blocks(_chunk_candidates, self.features_, ids, dtype=np.float64,
-                                chunks=(X.chunks[0], (width,)))
+            return map_rows(_chunk_candidates, X, self.features_, ids, width, width=width)
         X = validate_data(
             self, X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
             reset=False,

@@ -18,27 +18,27 @@ from ..solvers import ShareBoostPath, shareboost_path
 from ..solvers._monitor import ValidationMonitor
 from ..solvers._selection import SELECTION_RULES
 from ..utils.validation import FiniteInterval, StrChoices, shown
-from ..utils._dask import check_dask_matrix, check_dask_vector, is_dask_array
+from ..utils._dask import (check_dask_matrix, check_dask_vector, compute_vectors,
+                           is_dask_array)
 from ._base import (ProbaMixin, ScoresMixin, StagedMixin, StagedProbaMixin,
-                    check_training_targets, check_training_weights)
+                    _linear_scores, check_training_targets, check_training_weights)
 from ._features import resolve_features
 from ._greedy import _BaseGreedy, _weight_scale
 
 
-def _same_candidates(fitted, refitted, X, ids):
-    """Whether ``refitted`` gives the fitted path's columns on ``X`` again.
+def _same_candidates(fitted, refitted, n_samples, ids):
+    """Whether ``refitted`` gives the fitted path's columns on the training data again.
 
     A warm start refits the candidate family on the same data; its selected
     candidates must still be the columns the path's coefficients were fitted
-    on. Compared in blocks of about 2**22 values.
+    on, ``fitted(ids)`` (the fitted family's on the data). Compared in blocks
+    of about 2**22 values.
     """
-    if refitted.n_candidates_ != fitted.n_candidates_:
-        return False
     ids = np.asarray(ids, dtype=np.intp)
     width = int(np.max(getattr(refitted, "candidate_widths_", 1), initial=1))
-    step = max(1, 2**22 // max(1, X.shape[0] * width))
+    step = max(1, 2**22 // max(1, n_samples * width))
     for lo in range(0, ids.size, step):
-        old = fitted.transform_candidates(X, ids[lo:lo + step])
+        old = fitted(ids[lo:lo + step])
         new = refitted.training_columns(ids[lo:lo + step])
         scale = max(float(np.abs(old).max(initial=0.0)), np.finfo(np.float64).tiny)
         if old.shape != new.shape or not np.allclose(old, new, rtol=1e-4, atol=1e-5 * scale):
@@ -220,7 +220,8 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         candidate family (checked: the selected candidates' columns; a
         family that draws at random needs a fixed ``random_state``). A smaller
         ``n_features_to_select`` than ``n_iter_`` raises ValueError; an
-        equal one leaves the model unchanged.
+        equal one leaves the model unchanged. A path fitted in memory or on
+        a dask array can be extended on either (the same data).
     verbose : int, default=0
         Print one line per round when positive.
     callback : callable, default=None
@@ -438,11 +439,13 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             by rows is fitted on the current ``distributed.Client``: the
             candidate scan runs on the workers, the refit here, and the
             fitted attributes are the NumPy arrays an in-memory fit gives
-            (raw features, or ``DecisionStumps(max_bins=...)``; user guide,
-            "Scale-out on Dask").
+            (raw features, ``DecisionStumps(max_bins=...)`` or
+            ``ConvMaxTemplates``; user guide, "Scale-out on Dask"), and
+            ``warm_start`` extends the stored path there.
         y : array-like of shape (n_samples,)
             Class labels of any type, at least two distinct classes; with a
-            dask ``X``, a NumPy array or a dask array chunked like its rows.
+            dask ``X``, a NumPy array or a dask array chunked like its rows
+            (``y.rechunk(X.chunks[0])``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; the loss is their weighted mean. Samples
             of weight zero are dropped (they would still define candidates,
@@ -466,10 +469,12 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
             columns for the selected candidates, or if
             ``n_features_to_select`` is below ``n_iter_``. With a dask
             ``X``: if it is split along its columns, has unknown chunk sizes
-            or a chunk with NaN or infinity (named), if ``y`` is chunked
-            unlike its rows, if no client is running, or if
-            ``warm_start``, ``validation_fraction`` or a ``selection`` other
-            than "gradient_l1" is asked.
+            or a chunk with NaN or infinity (named), if ``y`` or
+            ``sample_weight`` has another length than ``X`` (both named) or
+            is chunked unlike its rows (both chunkings named), if no client
+            is running, or if ``validation_fraction`` or a ``selection``
+            other than "gradient_l1" is asked. All but the NaN check run
+            before any task.
         TypeError
             With a dask ``X``, if the candidate family does not run on
             chunks (anchor points, templates) or ``X`` is not real.
@@ -511,39 +516,69 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
 
     def _fit_dask(self, X, y, sample_weight):
         """``fit`` on a dask array: the candidate scan on the workers, the refit here."""
-        for name, value, default in (("warm_start", self.warm_start, False),
-                                     ("validation_fraction", self.validation_fraction, None),
-                                     ("selection", self.selection, "gradient_l1")):
-            if value != default:
-                raise ValueError(f"{name}={value!r} is not supported on a dask array; "
-                                 f"use {name}={default!r}, or NumPy input")
-        X = check_dask_matrix(X, "X")
-        y_idx, classes = check_training_targets(self, check_dask_vector(y, "y", X.chunks[0]))
-        if sample_weight is not None:
-            sample_weight = check_dask_vector(sample_weight, "sample_weight", X.chunks[0])
-        given = sample_weight
-        sample_weight = check_training_weights(self, sample_weight, y_idx, classes)
-        weight_scale = _weight_scale(None if sample_weight is None else given)
-        self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
-        self.__dict__.pop("feature_names_in_", None)
+        warm = bool(self.warm_start) and hasattr(self, "_path")
+        previous = (self.n_features_in_, self._n_samples_fit, self.classes_,
+                    self._validation_mask) if warm else None
+        scan = DaskCandidates(resolve_features(self.features, self.random_state, self.n_jobs))
+        X, y_idx, sample_weight, weight_scale = self._validate_dask_data(
+            X, y, sample_weight, previous, scan)
         self._n_samples_fit, self._validation_mask = X.shape[0], None
-        scan = DaskCandidates(resolve_features(self.features, self.random_state, self.n_jobs)).fit(X)
+        if warm and self._resolve_n_features_to_select(
+                X.shape[1], self.features_) == self.n_iter_:
+            return self  # nothing to add
+        scan.fit(X)
         try:
             n_rounds = self._resolve_n_features_to_select(X.shape[1], scan)
+            if warm:
+                self._check_warm_family(scan, X, n_rounds)
             self.alpha_ = self._resolve_alpha(scan, X.shape[0], sample_weight, weight_scale)
             path = shareboost_path(
-                None, y_idx, n_classes=classes.shape[0], n_rounds=n_rounds, features=scan,
-                alpha=self.alpha_, fit_intercept=bool(self.fit_intercept),
+                None, y_idx, n_classes=self.classes_.shape[0], n_rounds=n_rounds,
+                features=scan, alpha=self.alpha_, fit_intercept=bool(self.fit_intercept),
                 sample_weight=sample_weight, tol=float(self.tol),
                 max_iter=int(self.max_iter), callback=self.callback,
                 verbose=int(self.verbose), penalty=self.penalty, beta=float(self.beta),
-                loss=make_loss(self.loss), n_jobs=self.n_jobs,
+                init_path=self._path if warm else None, loss=make_loss(self.loss),
+                n_jobs=self.n_jobs,
             )
         finally:
             scan.release()
         self.features_ = scan.family_
         return self._set_path(path, None, X.shape[1])
+
+    def _validate_dask_data(self, X, y, sample_weight, previous, scan):
+        """The checks of a dask fit, all of them before any task: shapes, chunks and
+        the family's parameters (``scan.check``) first, then the labels and weights
+        computed together; sets ``classes_``.
+
+        Returns ``(X, y_idx, sample_weight, weight_scale)`` as
+        ``_validate_fit_data`` (samples of weight zero are kept).
+        """
+        for name, value, default in (("validation_fraction", self.validation_fraction, None),
+                                     ("selection", self.selection, "gradient_l1")):
+            if value != default:
+                raise ValueError(f"{name}={value!r} is not supported on a dask array; "
+                                 f"use {name}={default!r}, or NumPy input")
+        X = check_dask_matrix(X, "X")
+        y = check_dask_vector(y, "y", X.chunks[0])
+        if sample_weight is not None:
+            sample_weight = check_dask_vector(sample_weight, "sample_weight", X.chunks[0])
+        if previous is not None and (previous[1], previous[0]) != X.shape:
+            raise ValueError(
+                "warm_start=True continues a fitted path on the same data: fitted on "
+                f"shape {(previous[1], previous[0])}, got shape {X.shape}. Set "
+                "warm_start=False to fit from scratch.")
+        scan.check(X)
+        y, given = compute_vectors(y, sample_weight)
+        y_idx, classes = check_training_targets(self, y)
+        sample_weight = check_training_weights(self, given, y_idx, classes)
+        weight_scale = _weight_scale(None if sample_weight is None else given)
+        self.classes_ = classes
+        if previous is not None:
+            self._warm_mask(previous, X)  # the classes
+        self.n_features_in_ = X.shape[1]
+        self.__dict__.pop("feature_names_in_", None)
+        return X, y_idx, sample_weight, weight_scale
 
     def _new_mask(self, X, y_idx):
         """The held-out mask of a fit from scratch (None without validation_fraction)."""
@@ -579,7 +614,14 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
                 f"{n_rounds} rounds, fewer than the n_iter_={self.n_iter_} "
                 "already fitted, when warm_start=True"
             )
-        if not _same_candidates(self.features_, features, X, self._path.selected_features):
+        if is_dask_array(X):  # the fitted family's columns, computed on the chunks
+            def fitted(ids):
+                return self._candidate_columns(X, ids).compute()
+        else:
+            def fitted(ids):
+                return self.features_.transform_candidates(X, ids)
+        if features.n_candidates_ != self.features_.n_candidates_ or not _same_candidates(
+                fitted, features, X.shape[0], self._path.selected_features):
             # the fitted model stays as it was
             raise ValueError(
                 "warm_start=True continues a fitted path with the same candidate "
@@ -664,7 +706,7 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     def _staged_scores(self, X):
         X_sel = self._selected_columns(X)
         for W, b in zip(self._coef_path, self._intercept_path):
-            yield X_sel[:, : W.shape[1]] @ W.T + b
+            yield _linear_scores(X_sel, W, b)
 
     def _final_model(self):
         """``(W, b)`` of the last round, ``W`` on the selected columns; the
@@ -677,5 +719,4 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
     def _scores(self, X):
         """Scores ``W x + b`` of shape (n_samples, n_classes) of the final model."""
         X_sel = self._selected_columns(X)  # checks that the model is fitted
-        W, b = self._final_model()
-        return X_sel @ W.T + b
+        return _linear_scores(X_sel, *self._final_model())

@@ -32,8 +32,9 @@ class ChunkScan(ABC):
     the workers (the others); they are hooks of that runner, not user API.
 
     Required: ``_fit_chunks``, ``_chunk_products``, ``_pick``,
-    ``_chunk_columns``. Optional (defaults here): ``_chunk_features`` with
-    ``_replaces_chunks = True``, ``_chunk_scanner``, ``_picked``.
+    ``_chunk_columns``. Optional (defaults here): ``_check_chunk_params``,
+    ``_chunk_features`` with ``_replaces_chunks = True``, ``_chunk_scanner``,
+    ``_picked``.
 
     ``best_candidate`` of such a family in memory is its ``_pick`` of
     ``_chunk_products`` on the whole training data: what the chunks' parts
@@ -105,6 +106,23 @@ class ChunkScan(ABC):
         Returns
         -------
         columns : ndarray of shape (n_rows, n_columns), float64
+        """
+
+    def _check_chunk_params(self, n_features):
+        """Refuse parameters that cannot run on chunks of ``n_features`` columns.
+
+        Called on the client before any chunk is read, so that a refused
+        parameter schedules no task; ``_fit_chunks`` runs the same checks.
+        This default checks nothing.
+
+        Parameters
+        ----------
+        n_features : int
+
+        Raises
+        ------
+        ValueError, TypeError
+            The family's errors for its parameters.
         """
 
     def _chunk_features(self, X):

@@ -239,6 +239,18 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures, ChunkScan):
             out_shape, self.n_masks, self.mask_sigma)
         self.masks_ = masks_from_factors(self.mask_rows_, self.mask_cols_)
 
+    def _check_chunk_params(self, n_features):
+        """The image shape and parameters on chunks (checked before any task);
+        sets the masks. Returns ``(n_templates, n_patches)``."""
+        self._set_masks(n_features)
+        if self.training_store != "float32":
+            raise ValueError(
+                f"training_store={self.training_store!r} is for in-memory fits; on a "
+                "dask array the chunks' candidate matrices stay on the workers as "
+                "float32: use training_store='float32'")
+        return (check_int(self.n_templates, "n_templates", low=1),
+                check_int(self.n_patches, "n_patches", low=1))
+
     def _fit_chunks(self, chunks):
         """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`).
 
@@ -249,14 +261,7 @@ class ConvMaxTemplates(TransformerMixin, CandidateFeatures, ChunkScan):
         workers (:meth:`_chunk_features`) and never exists in one place.
         """
         self.n_features_in_ = chunks.n_features
-        self._set_masks(chunks.n_features)
-        if self.training_store != "float32":
-            raise ValueError(
-                f"training_store={self.training_store!r} is for in-memory fits; on a "
-                "dask array the chunks' candidate matrices stay on the workers as "
-                "float32: use training_store='float32'")
-        n_templates = check_int(self.n_templates, "n_templates", low=1)
-        n_patches = check_int(self.n_patches, "n_patches", low=1)
+        n_templates, n_patches = self._check_chunk_params(chunks.n_features)
         rng = check_random_state(self.random_state)
         idx, r, s = _patch_positions((chunks.n_samples, *self.image_shape_),
                                      self.patch_size, n_patches, rng)

@@ -300,13 +300,7 @@ class DaskCandidates(CandidateFeatures, ModelScan):
             If a chunk holds NaN or infinity (named), or the family refuses
             its parameters on chunks.
         """
-        if not isinstance(self.family, ChunkScan):
-            raise TypeError(
-                f"{type(self.family).__name__} does not run on dask arrays (it is not a "
-                "ChunkScan family, with the row-chunk methods _fit_chunks, _chunk_products, "
-                "_pick and _chunk_columns): use features='raw', DecisionStumps(max_bins=...) "
-                "or ConvMaxTemplates"
-            )
+        self.check(X)
         self._chunks = RowChunks(X, self.client)
         self._gathered = {}
         self.family_ = self.family._fit_chunks(self._chunks)
@@ -322,6 +316,35 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         widths = getattr(self.family_, "candidate_widths_", None)
         if widths is not None:
             self.candidate_widths_ = widths
+        return self
+
+    def check(self, X):
+        """The checks of :meth:`fit` that need no task: the family runs on chunks,
+        and its parameters suit ``X``'s columns (``family._check_chunk_params``).
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        self : DaskCandidates
+
+        Raises
+        ------
+        TypeError
+            If the family is not a :class:`~mcsparse.features._chunk_scan.ChunkScan`.
+        ValueError
+            If the family refuses its parameters on chunks.
+        """
+        if not isinstance(self.family, ChunkScan):
+            raise TypeError(
+                f"{type(self.family).__name__} does not run on dask arrays (it is not a "
+                "ChunkScan family, with the row-chunk methods _fit_chunks, _chunk_products, "
+                "_pick and _chunk_columns): use features='raw', DecisionStumps(max_bins=...) "
+                "or ConvMaxTemplates"
+            )
+        self.family._check_chunk_params(int(X.shape[1]))
         return self
 
     @property

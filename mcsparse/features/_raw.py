@@ -149,6 +149,10 @@ class RawFeatures(CandidateFeatures, ChunkScan):
         self._X_fit = X.tocsc() if sp.issparse(X) else X
         return self._set_groups(X.shape[1])
 
+    def _check_chunk_params(self, n_features):
+        """The groups against ``n_features`` columns (checked before any task)."""
+        self._set_groups(n_features)
+
     def _fit_chunks(self, chunks):
         """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`): nothing to read."""
         self.n_features_in_ = chunks.n_features

@@ -488,13 +488,8 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         self._definition(stump_id)
         return stump_id, float(score)
 
-    def _fit_chunks(self, chunks):
-        """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`).
-
-        The distinct values of every feature and their counts are merged
-        over the chunks by a tree reduction; the thresholds are then those
-        :meth:`fit` computes on the same data in memory. Needs ``max_bins``.
-        """
+    def _check_chunk_params(self, n_features):
+        """On chunks, ``max_bins`` is needed (checked before any task)."""
         if self.max_bins is None:
             raise ValueError(
                 "DecisionStumps on a dask array needs max_bins (e.g. "
@@ -502,6 +497,15 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
                 "merged value counts, as LightGBM and XGBoost do on clusters"
             )
         check_int(self.max_bins, "max_bins", low=2)
+
+    def _fit_chunks(self, chunks):
+        """Fit on a dask array's row chunks (:mod:`mcsparse.features._dask`).
+
+        The distinct values of every feature and their counts are merged
+        over the chunks by a tree reduction; the thresholds are then those
+        :meth:`fit` computes on the same data in memory. Needs ``max_bins``.
+        """
+        self._check_chunk_params(chunks.n_features)
         counts = chunks.map_reduce(_value_counts, _merge_value_counts)
         thresholds = [stump_thresholds(v, c, self.max_bins) for v, c in counts]
         self.n_features_in_ = chunks.n_features
