@@ -384,7 +384,7 @@ def test_every_page_fits_at_both_widths(browser, docs_html, docs_url):
     assert not bad, "\n".join(f"{k}: {v}" for k, v in bad.items())
 
 
-# Injected into a copy of a page: a code block whose box cuts its long line
+# Injected into a copy of a page (the ShareBoost guide): a code block whose box cuts its long line
 # (what the theme did to getting started's blocks), and a display equation in
 # a container that cuts it (what it did to the ShareBoost guide's F(W, b)).
 _CLIPPED_CODE = ('<div class="highlight"><pre style="overflow-x: hidden; white-space: pre">'
@@ -407,20 +407,37 @@ _WIDE_CODE = ('<div class="highlight"><pre>clf = ShareBoostClassifier()'
 ])
 def test_layout_check_finds_an_injected_cut(browser, docs_html, docs_url, injected, expected):
     """The check above fails on a clipped block or equation injected into a real page."""
-    original = (Path(docs_html) / "getting_started.html").read_text(encoding="utf-8")
+    # the ShareBoost guide: a page with math, so MathJax loads and typesets
+    original = (Path(docs_html) / SHAREBOOST_GUIDE).read_text(encoding="utf-8")
     assert "<article" in original
     body = re.sub(r"(<article[^>]*>)", lambda m: m.group(1) + injected, original, count=1)
     page = browser.new_page()
     # served at the page's own address, so its theme, CSS and MathJax load as usual
-    page.route(re.compile(r".*/getting_started\.html\?injected$"),
+    page.route(re.compile(r".*/user_guide/shareboost\.html\?injected$"),
                lambda route: route.fulfill(body=body, content_type="text/html"))
-    found = _layout_at_both_widths(page, docs_url + "getting_started.html?injected")
+    found = _layout_at_both_widths(page, docs_url + SHAREBOOST_GUIDE + "?injected")
     page.close()
     for width, problems in found.items():
         if expected is None:
             assert problems == [], (width, problems)
         else:
             assert any(re.search(expected, p) for p in problems), (width, problems)
+
+
+def test_shareboost_guide_formulas_fit_without_scrolling(browser, docs_url):
+    """The guide's display formulas (F(W, b) among them) are scaled to the column, not cut."""
+    page = browser.new_page()
+    page.goto(docs_url + SHAREBOOST_GUIDE, wait_until="load")
+    for width in LAYOUT_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(150)  # mcsparse.js refits the formulas on resize
+        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        wide = page.eval_on_selector_all(
+            "mjx-container[display='true']",
+            "els => els.filter(e => e.scrollWidth > e.clientWidth + 1)"
+            ".map(e => [e.innerText.replace(/\\s+/g, '').slice(0, 20), e.scrollWidth, e.clientWidth])")
+        assert wide == [], (width, wide)
+    page.close()
 
 
 def test_navbar_shows_the_main_sections(browser, docs_url):

@@ -11,12 +11,17 @@
       var box = boxes[i];
       var math = box.querySelector("mjx-math");
       if (!math) continue;
-      box.style.fontSize = "";
+      // MathJax sets its own font-size scale on the box: keep it as the base
+      if (box.dataset.mcsparseFontSize === undefined) {
+        box.dataset.mcsparseFontSize = box.style.fontSize || "100%";
+      }
+      var base = parseFloat(box.dataset.mcsparseFontSize) || 100;
+      box.style.fontSize = base + "%";
       var width = math.getBoundingClientRect().width;
       var room = box.clientWidth;
       if (room > 0 && width > room) {
         var scale = Math.max(MIN_SCALE, (room - 2) / width);
-        box.style.fontSize = (100 * scale).toFixed(1) + "%";
+        box.style.fontSize = (base * scale).toFixed(1) + "%";
       }
     }
   }
