@@ -246,6 +246,41 @@ def test_no_internal_references(docs_html):
     assert not found, "\n".join(f"{page}: ...{excerpt}..." for page, excerpt in found)
 
 
+# A commit hash (7 to 40 hex digits, letters and digits both) or a rerun's
+# "earlier that day": history, which belongs in the appendix or the changelog;
+# "17.1 / 13.5": several measurements in one cell.
+_HISTORY_IN_CELL = re.compile(r"earlier that day|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
+                              r"|\d%?\s*/\s*\d")
+
+
+def history_in_table_cells(html_root, pages):
+    """``(page, cell text)`` for each table cell of ``pages`` that holds history."""
+    found = []
+    for name in pages:
+        html = (Path(html_root) / name).read_text(encoding="utf-8")
+        for cell in re.findall(r"<td\b[^>]*>(.*?)</td>", html, flags=re.DOTALL):
+            text = _visible_text(cell).strip()
+            if _HISTORY_IN_CELL.search(text):
+                found.append((name, text[:100]))
+    return found
+
+
+def test_history_in_table_cells_finder(tmp_path):
+    (tmp_path / "p.html").write_text(
+        "<table><tr><td>131 s</td><td>226 s at commit c028420</td>"
+        "<td>884 s earlier that day</td><td>1.1e-05</td><td>decade</td>"
+        "<td>17.1 / 13.5 / 13.2</td><td>x / 100</td></tr></table>")
+    assert [t for _, t in history_in_table_cells(tmp_path, ["p.html"])] == [
+        "226 s at commit c028420", "884 s earlier that day", "17.1 / 13.5 / 13.2"]
+
+
+def test_reference_pages_keep_history_out_of_their_tables(docs_html):
+    """The results, performance and comparison pages give one current number a cell."""
+    found = history_in_table_cells(docs_html, ["results.html", "performance.html",
+                                               "comparison.html"])
+    assert not found, found
+
+
 # page: the number of tables it shows at least
 RESULT_PAGES = {"results.html": 8, "performance.html": 1, "comparison.html": 5,
                 "user_guide/mkl.html": 1}
