@@ -44,16 +44,26 @@ def _runs(results_dir):
     return sorted(runs, key=lambda run: run[0])
 
 
-def _labels(params):
+def _labels(params, names=()):
     """One label per combination of ``params`` (asv's order: the last varies fastest)."""
+    names = list(names) + [""] * (len(params) - len(names))
     labels = [""]
-    for values in params:
-        labels = [f"{a}, {v.strip(chr(39))}" if a else v.strip(chr(39))
-                  for a in labels for v in values]
+    for name, values in zip(names, params):
+        values = [f"{name}={v.strip(chr(39))}" if name else v.strip(chr(39)) for v in values]
+        labels = [f"{a}, {v}" if a else v for a in labels for v in values]
     return labels
 
 
-def _series(runs, name):
+def _param_names(results_dir):
+    """``{benchmark: [parameter names]}`` from asv's ``benchmarks.json``, if there."""
+    path = Path(results_dir) / "benchmarks.json"
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text())
+    return {name: b.get("param_names", []) for name, b in data.items() if isinstance(b, dict)}
+
+
+def _series(runs, name, names=()):
     """``{label: [value or nan per run]}`` of one benchmark over the runs."""
     series = {}
     for i, (_, _, results) in enumerate(runs):
@@ -62,7 +72,7 @@ def _series(runs, name):
             continue
         values = entry["result"]
         values = values if isinstance(values, list) else [values]
-        labels = _labels(entry.get("params") or []) or [""]
+        labels = _labels(entry.get("params") or [], names) or [""]
         for label, value in zip(labels, values):
             line = series.setdefault(label, [math.nan] * len(runs))
             line[i] = math.nan if value is None else float(value)
@@ -70,13 +80,13 @@ def _series(runs, name):
             if any(not math.isnan(v) for v in line)}
 
 
-def _draw(runs, name, title, path):
+def _draw(runs, name, title, path, names=()):
     import matplotlib
 
     matplotlib.use("agg")
     import matplotlib.pyplot as plt
 
-    series = _series(runs, name)
+    series = _series(runs, name, names)
     if not series:
         return False
     fig, ax = plt.subplots(figsize=(7.5, 3.4))
@@ -93,9 +103,10 @@ def _draw(runs, name, title, path):
         ax.set_ylabel(name.rsplit(".", 1)[-1].removeprefix("track_").replace("_", " "))
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    # below the axes, two columns: the labels name every parameter
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+              frameon=False)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return True
 
@@ -121,9 +132,11 @@ def write_history(results_dir, out_dir):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = _runs(results_dir)
+    param_names = _param_names(results_dir)
     figures = []
     for name, title in BENCHMARKS.items():
-        if runs and _draw(runs, name, title, out_dir / f"{name}.png"):
+        if runs and _draw(runs, name, title, out_dir / f"{name}.png",
+                          param_names.get(name, ())):
             figures.append(f".. figure:: /generated/benchmark_history/{name}.png\n"
                            f"   :alt: {title} over the commits measured\n\n"
                            f"   ``{name}``\n")
