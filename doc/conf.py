@@ -44,8 +44,19 @@ html_theme_options = {
     "github_url": None,
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    # The first five entries of the index's toctree (getting started, user
+    # guide, examples, results, API) in the navbar; the rest under "More".
+    "header_links_before_dropdown": 5,
 }
-html_static_path = []
+# No navigation column on the top-level pages: they have no subpages, and the
+# theme's primary sidebar would be an empty column beside them. The user
+# guide, the gallery and the API pages keep theirs.
+html_sidebars = {"*": []}
+html_static_path = ["_static"]
+# Code blocks wrap, tables and display math scroll inside their column, and a
+# display formula wider than the column is scaled down to fit (doc/_static).
+html_css_files = ["mcsparse.css"]
+html_js_files = ["mcsparse.js"]
 
 sphinx_gallery_conf = {
     "examples_dirs": ["../examples"],
@@ -70,3 +81,11 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 warnings.filterwarnings("error", category=ConvergenceWarning)
 os.environ.setdefault("MPLBACKEND", "agg")
 sys.path.insert(0, os.path.abspath("."))
+
+# The benchmark-history page (user_guide/benchmark_history.rst): figures of the
+# asv results committed in asv_benchmarks/results, drawn at every build into
+# doc/generated/benchmark_history (no network).
+from benchmark_history import write_history  # noqa: E402
+
+write_history(os.path.join(os.path.dirname(__file__), "..", "asv_benchmarks", "results"),
+              os.path.join(os.path.dirname(__file__), "generated", "benchmark_history"))

@@ -246,6 +246,41 @@ def test_no_internal_references(docs_html):
     assert not found, "\n".join(f"{page}: ...{excerpt}..." for page, excerpt in found)
 
 
+# A commit hash (7 to 40 hex digits, letters and digits both) or a rerun's
+# "earlier that day": history, which belongs in the appendix or the changelog;
+# "17.1 / 13.5": several measurements in one cell.
+_HISTORY_IN_CELL = re.compile(r"earlier that day|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
+                              r"|\d%?\s*/\s*\d")
+
+
+def history_in_table_cells(html_root, pages):
+    """``(page, cell text)`` for each table cell of ``pages`` that holds history."""
+    found = []
+    for name in pages:
+        html = (Path(html_root) / name).read_text(encoding="utf-8")
+        for cell in re.findall(r"<td\b[^>]*>(.*?)</td>", html, flags=re.DOTALL):
+            text = _visible_text(cell).strip()
+            if _HISTORY_IN_CELL.search(text):
+                found.append((name, text[:100]))
+    return found
+
+
+def test_history_in_table_cells_finder(tmp_path):
+    (tmp_path / "p.html").write_text(
+        "<table><tr><td>131 s</td><td>226 s at commit c028420</td>"
+        "<td>884 s earlier that day</td><td>1.1e-05</td><td>decade</td>"
+        "<td>17.1 / 13.5 / 13.2</td><td>x / 100</td></tr></table>")
+    assert [t for _, t in history_in_table_cells(tmp_path, ["p.html"])] == [
+        "226 s at commit c028420", "884 s earlier that day", "17.1 / 13.5 / 13.2"]
+
+
+def test_reference_pages_keep_history_out_of_their_tables(docs_html):
+    """The results, performance and comparison pages give one current number a cell."""
+    found = history_in_table_cells(docs_html, ["results.html", "performance.html",
+                                               "comparison.html"])
+    assert not found, found
+
+
 # page: the number of tables it shows at least
 RESULT_PAGES = {"results.html": 8, "performance.html": 1, "comparison.html": 5,
                 "user_guide/mkl.html": 1}
@@ -273,6 +308,186 @@ def test_results_pages_fit_their_column(browser, docs_url, screenshots):
         _shot(page, screenshots, name.replace(".html", ""))
         assert problems == []
         page.close()
+
+
+# --------------------------------------------------------------------------
+# Nothing clipped, nothing hidden, on every page
+#
+# A code block, a table or a display equation must fit the text column: its
+# box ends inside the column; a code block wraps its long lines (doc/_static/
+# mcsparse.css), a table or a formula wider than its box scrolls inside it
+# (overflow auto or scroll) and is not cut (overflow hidden or clip) or left
+# to spill. The page itself has no sideways scroll, and a sidebar column that
+# is shown has links in it.
+
+_LAYOUT_PROBLEMS_JS = """() => {
+  const bad = [];
+  const doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth + 1)
+    bad.push(`the page scrolls sideways (${doc.scrollWidth} px in ${doc.clientWidth})`);
+  // a sidebar column shown without links to pages or sections in it
+  for (const [sel, links] of [['.bd-sidebar-primary', 'nav a.reference'],
+                              ['.bd-sidebar-secondary', 'a']]) {
+    const bar = document.querySelector(sel);
+    if (bar && bar.getBoundingClientRect().width > 0 && getComputedStyle(bar).display !== 'none'
+        && bar.querySelectorAll(links).length === 0)
+      bad.push(`${sel} is an empty column of ${Math.round(bar.getBoundingClientRect().width)} px`);
+  }
+  const column = document.querySelector('article.bd-article') || document.querySelector('article');
+  if (!column) return bad;
+  const right = column.getBoundingClientRect().right;
+  if (right > doc.clientWidth + 1) bad.push(`the text column ends ${Math.round(right - doc.clientWidth)} px beyond the window`);
+  const overflowX = el => getComputedStyle(el).overflowX;
+  const scrolls = el => ['auto', 'scroll'].includes(overflowX(el));
+  const tag = el => `<${el.tagName.toLowerCase()} class="${el.className}">`;
+  for (const e of column.querySelectorAll('pre, table, mjx-container[display="true"]')) {
+    const box = e.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;  // not shown (a collapsed block)
+    const what = `${e.tagName.toLowerCase()} "${e.innerText.trim().replace(/\\s+/g, ' ').slice(0, 50)}"`;
+    let cut = null;
+    if (e.scrollWidth > e.clientWidth + 1 && (e.tagName === 'PRE' || !scrolls(e))) {
+      // its own content is wider than its box: a code block wraps its lines
+      // (one that scrolls hides their ends at first sight); a table or a
+      // formula may scroll
+      cut = e.tagName === 'PRE'
+        ? `hides ${e.scrollWidth - e.clientWidth} px of its lines (overflow-x ${overflowX(e)})`
+        : `is cut by ${tag(e)} (overflow-x ${overflowX(e)})`;
+    } else {
+      // its box is wider than an ancestor's: one that scrolls holds it, one
+      // that hides or clips cuts it; past the column it sticks out
+      for (let el = e.parentElement; el; el = el.parentElement) {
+        const r = el.getBoundingClientRect();
+        if (el === column || el === document.body) {
+          if (box.right > right + 1) cut = `sticks out of the column by ${Math.round(box.right - right)} px`;
+          break;
+        }
+        if (box.right <= r.right + 1) continue;
+        if (scrolls(el)) break;
+        if (overflowX(el) !== 'visible') { cut = `is cut by ${tag(el)} (overflow-x ${overflowX(el)})`; break; }
+      }
+    }
+    if (cut) bad.push(`${what} ${cut}`);
+  }
+  return bad;
+}"""
+
+LAYOUT_WIDTHS = (1400, 1000)
+
+
+def _layout_problems(page):
+    """What is clipped or hidden on the page as it is laid out now."""
+    # MathJax typesets after load; startup.promise resolves when it is done.
+    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise "
+                  "? MathJax.startup.promise.then(() => true) : true")
+    return page.evaluate(_LAYOUT_PROBLEMS_JS)
+
+
+def _layout_at_both_widths(page, url):
+    """``{width: problems}`` for ``url``, loaded once and laid out at each width."""
+    found = {}
+    page.set_viewport_size({"width": LAYOUT_WIDTHS[0], "height": 900})
+    page.goto(url, wait_until="load")
+    for width in LAYOUT_WIDTHS:
+        if width != LAYOUT_WIDTHS[0]:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(150)  # mcsparse.js refits the formulas on resize
+        found[width] = _layout_problems(page)
+    return found
+
+
+def _built_pages(html_root):
+    """Every page of the build a reader opens (not the search and index pages)."""
+    skip_dirs = {"_sources", "_static", "_modules", "_images", "_downloads"}
+    return sorted(str(p.relative_to(html_root)) for p in Path(html_root).rglob("*.html")
+                  if p.relative_to(html_root).parts[0] not in skip_dirs
+                  and p.name not in ("search.html", "genindex.html", "py-modindex.html"))
+
+
+def test_every_page_fits_at_both_widths(browser, docs_html, docs_url):
+    """At 1400 and 1000 px, no code block, table or equation is cut, no sidebar empty."""
+    pages = _built_pages(docs_html)
+    assert len(pages) >= 30, pages
+    page = browser.new_page()
+    # the figures do not change the layout of the text column: not loaded
+    page.route(re.compile(r".*\.(png|jpg|jpeg|svg|gif)$"), lambda route: route.abort())
+    bad = {}
+    for name in pages:
+        for width, problems in _layout_at_both_widths(page, docs_url + name).items():
+            if problems:
+                bad[f"{name} at {width} px"] = problems
+    page.close()
+    assert not bad, "\n".join(f"{k}: {v}" for k, v in bad.items())
+
+
+# Injected into a copy of a page (the ShareBoost guide): a code block whose box cuts its long line
+# (what the theme did to getting started's blocks), and a display equation in
+# a container that cuts it (what it did to the ShareBoost guide's F(W, b)).
+_CLIPPED_CODE = ('<div class="highlight"><pre style="overflow-x: hidden; white-space: pre">'
+                 'clf = ShareBoostClassifier(n_features_to_select=40)' + ".fit(X_train, y_train)" * 8
+                 + '</pre></div>')
+_CLIPPED_MATH = ('<style>#injected-math mjx-container { overflow: hidden !important; }</style>'
+                 '<div id="injected-math" class="math notranslate nohighlight">\\[F(W, b) = '
+                 + " + ".join(f"\\ell(W x_{{{i}}} + b, y_{{{i}}})" for i in range(40))
+                 + '\\]</div>')
+_WIDE_CODE = ('<div class="highlight"><pre>clf = ShareBoostClassifier()'
+              + ".fit(X_train, y_train)" * 8 + '</pre></div>')
+
+
+@pytest.mark.parametrize("injected, expected", [
+    (_CLIPPED_CODE, r'pre "clf = ShareBoostClassifier.* hides \d+ px of its lines'),
+    (_CLIPPED_MATH, r'mjx-container ".* (is cut by|sticks out)'),
+    ('<pre style="width: 3000px; overflow: visible">' + "x" * 40 + "</pre>",
+     r"sticks out of the column"),
+    (_WIDE_CODE, None),  # a long line that scrolls inside its block is fine
+])
+def test_layout_check_finds_an_injected_cut(browser, docs_html, docs_url, injected, expected):
+    """The check above fails on a clipped block or equation injected into a real page."""
+    # the ShareBoost guide: a page with math, so MathJax loads and typesets
+    original = (Path(docs_html) / SHAREBOOST_GUIDE).read_text(encoding="utf-8")
+    assert "<article" in original
+    body = re.sub(r"(<article[^>]*>)", lambda m: m.group(1) + injected, original, count=1)
+    page = browser.new_page()
+    # served at the page's own address, so its theme, CSS and MathJax load as usual
+    page.route(re.compile(r".*/user_guide/shareboost\.html\?injected$"),
+               lambda route: route.fulfill(body=body, content_type="text/html"))
+    found = _layout_at_both_widths(page, docs_url + SHAREBOOST_GUIDE + "?injected")
+    page.close()
+    for width, problems in found.items():
+        if expected is None:
+            assert problems == [], (width, problems)
+        else:
+            assert any(re.search(expected, p) for p in problems), (width, problems)
+
+
+def test_shareboost_guide_formulas_fit_without_scrolling(browser, docs_url):
+    """The guide's display formulas (F(W, b) among them) are scaled to the column, not cut."""
+    page = browser.new_page()
+    page.goto(docs_url + SHAREBOOST_GUIDE, wait_until="load")
+    for width in LAYOUT_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(150)  # mcsparse.js refits the formulas on resize
+        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        wide = page.eval_on_selector_all(
+            "mjx-container[display='true']",
+            "els => els.filter(e => e.scrollWidth > e.clientWidth + 1)"
+            ".map(e => [e.innerText.replace(/\\s+/g, '').slice(0, 20), e.scrollWidth, e.clientWidth])")
+        assert wide == [], (width, wide)
+    page.close()
+
+
+def test_navbar_shows_the_main_sections(browser, docs_url):
+    """Getting started, user guide, examples, results and API are in the navbar, not under "More"."""
+    page = browser.new_page()
+    for width in LAYOUT_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(docs_url + "index.html", wait_until="load")
+        shown = page.eval_on_selector_all(
+            ".bd-header .navbar-header-items .navbar-nav > li.nav-item > a.nav-link",
+            "els => els.filter(e => e.getBoundingClientRect().width > 0)"
+            ".map(e => e.innerText.trim())")
+        for title in ("Getting started", "User guide", "Examples", "Results", "API reference"):
+            assert title in shown, (width, shown)
+    page.close()
 
 
 def _gallery_pages(docs_url, browser):
@@ -317,25 +532,14 @@ def test_every_gallery_example_has_its_figure_and_output(browser, docs_url):
 # asv dashboard
 #
 # The page `asv publish` writes loads jQuery, flot, bootstrap, stupidtable and
-# blueimp-md5 from public CDNs, which the test machine cannot reach. The
-# browser is given Debian's packaged copies of the same libraries in their
-# place (the ``libjs-*`` packages ``.ci/run`` installs; flot 4.2 stands in for
-# 0.8.3, so the legend box is drawn differently), with the CDN integrity
-# attributes dropped since the bytes differ. Everything asv wrote (its own
-# scripts, the graph data) is served as published.
+# blueimp-md5 from public CDNs, which the test machine cannot reach.
+# ``asv_benchmarks/dashboard.sh`` points it at Debian's packaged copies of the
+# same libraries (``asv_benchmarks/offline_html.py``; the ``libjs-*``
+# packages ``.ci/run`` installs); the browser below refuses every request off
+# this machine, so the dashboard is tested as a reader opens it offline.
 
-DEBIAN_JS = Path("/usr/share/javascript")
-CDN_STAND_INS = {
-    "jquery-3.3.1.min.js": "jquery/jquery.min.js",
-    "jquery.flot.min.js": "jquery-flot/jquery.flot.min.js",
-    "jquery.flot.time.min.js": "jquery-flot/jquery.flot.time.min.js",
-    "jquery.flot.selection.min.js": "jquery-flot/jquery.flot.selection.min.js",
-    "jquery.flot.categories.min.js": "jquery-flot/jquery.flot.categories.min.js",
-    "stupidtable.min.js": "jquery-stupidtable/stupidtable.min.js",
-    "md5.min.js": "blueimp-md5/md5.min.js",
-    "bootstrap.min.js": "bootstrap/js/bootstrap.min.js",
-    "bootstrap.min.css": "bootstrap/css/bootstrap.min.css",
-}
+sys.path.insert(0, str(ROOT / "asv_benchmarks"))
+import offline_html  # noqa: E402
 
 
 def _current_branch():
@@ -347,13 +551,19 @@ def _current_branch():
 @pytest.fixture(scope="module")
 def dashboard(serve, tmp_path_factory):
     """An ``asv publish`` output with two or more commits, served over HTTP."""
-    missing = [name for name in CDN_STAND_INS.values() if not (DEBIAN_JS / name).exists()]
+    missing = offline_html.missing_stand_ins()
     if missing:
-        _missing(f"no {', '.join(missing)} under {DEBIAN_JS} (apt-get install libjs-jquery "
-                 "libjs-jquery-flot libjs-jquery-stupidtable node-blueimp-md5 libjs-bootstrap)")
+        _missing(f"no {', '.join(missing)} under {offline_html.DEBIAN_JS} "
+                 f"(apt-get install {offline_html.DEBIAN_PACKAGES})")
     html = os.environ.get("MCSPARSE_ASV_HTML")
     if html:
-        html = Path(html)
+        if not (Path(html) / "index.html").exists():
+            pytest.fail(f"MCSPARSE_ASV_HTML={html} has no index.html: asv publish did not run")
+        # a copy, made offline as dashboard.sh does
+        copy = tmp_path_factory.mktemp("asv") / "html"
+        shutil.copytree(html, copy)
+        offline_html.make_offline(copy)
+        html = copy
     else:
         if shutil.which("asv") is None:
             _missing("asv is not installed (pip install '.[bench]')")
@@ -381,30 +591,52 @@ def dashboard(serve, tmp_path_factory):
 
 
 def _open_dashboard(browser, url):
+    """Open the dashboard with every request off this machine refused."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("pageerror", lambda exc: errors.append(f"JavaScript error: {exc}"))
 
-    def cdn(route):
-        name = route.request.url.rsplit("/", 1)[-1]
-        if name in CDN_STAND_INS:
-            route.fulfill(path=str(DEBIAN_JS / CDN_STAND_INS[name]))
-        elif name == "jquery.flot.orderBars.js":
-            # Bar order of categorical graphs only; Debian has no copy.
-            route.fulfill(body="", content_type="application/javascript")
-        else:
-            route.abort()
+    def refuse(route):
+        errors.append(f"request off this machine: {route.request.url}")
+        route.abort()
 
-    def index(route):
-        response = route.fetch()
-        body = re.sub(r'\s(integrity|crossorigin)="[^"]*"', "", response.text())
-        route.fulfill(response=response, body=body)
-
-    page.route(re.compile(r"https?://(?!127\.0\.0\.1).*"), cdn)
-    page.route(re.compile(r".*/index\.html$"), index)
+    page.route(re.compile(r"https?://(?!127\.0\.0\.1[:/]).*"), refuse)
     page.goto(url + "index.html", wait_until="load")
     page.wait_for_load_state("networkidle")
     return page, errors
+
+
+def test_offline_html_points_the_page_at_local_copies(tmp_path):
+    """Each CDN library of asv's page is replaced by its local copy, integrity dropped."""
+    try:
+        import asv
+        asv_www = Path(asv.__file__).parent / "www"
+    except ImportError:
+        asv_www = None
+    debian = tmp_path / "debian"
+    for name in offline_html.CDN_STAND_INS.values():
+        (debian / name).parent.mkdir(parents=True, exist_ok=True)
+        (debian / name).write_text(f"/* {name} */")
+    html = tmp_path / "html"
+    html.mkdir()
+    if asv_www is not None and (asv_www / "index.html").exists():
+        shutil.copyfile(asv_www / "index.html", html / "index.html")
+    else:  # the two kinds of tag asv's page has
+        (html / "index.html").write_text(
+            '<script src="https://code.jquery.com/jquery-3.3.1.min.js" integrity="sha256-x" '
+            'crossorigin="anonymous" onerror="f()"></script>\n<link rel="stylesheet" '
+            'href="https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css" '
+            'integrity="sha256-y" crossorigin="anonymous">')
+    replaced = offline_html.make_offline(html, debian_js=debian)
+    text = (html / "index.html").read_text()
+    assert replaced and not re.search(r'<(script|link)\b[^>]*(src|href)="https?://', text), text
+    assert "integrity=" not in text and "crossorigin=" not in text
+    for name in replaced:
+        assert f'"vendor/{name}"' in text and (html / "vendor" / name).is_file(), name
+    # an unknown CDN library is refused, not left to fail in the reader's browser
+    (html / "index.html").write_text('<script src="https://example.org/new.js"></script>')
+    with pytest.raises(ValueError, match="new.js"):
+        offline_html.make_offline(html, debian_js=debian)
 
 
 @pytest.mark.parametrize("benchmark", [
