@@ -28,6 +28,9 @@ labels, weights and loss (:class:`~mcsparse.features._chunk_scan.ScanLabels`)
 by the solver, never reads the solver's objects.
 """
 
+import threading
+import uuid
+
 import numpy as np
 
 from ..utils._dask import check_finite_chunk, current_client
@@ -71,17 +74,78 @@ def _identity(x):
     return x
 
 
-def _model_products(X, y, sample_weight, family, selected, coef, intercept, loss):
+class _ChunkColumns:
+    """One chunk's columns of the candidates picked so far, kept on its worker.
+
+    Columns are appended in the order their candidates are first asked
+    for (the order of a path's selection), so that a round's ``selected``
+    is usually a prefix of the kept ones: a view, no copy.
+    """
+
+    def __init__(self, n_rows):
+        self.values = np.empty((n_rows, 0))
+        self.spans = {}  # candidate id -> (first column, end)
+        self.order = []  # candidate ids, in the order of the columns
+        self.width = 0
+        self.lock = threading.Lock()
+
+    def add(self, j, block):
+        if self.width + block.shape[1] > self.values.shape[1]:
+            grown = np.empty((self.values.shape[0],
+                              max(8, 2 * self.values.shape[1], self.width + block.shape[1])))
+            grown[:, :self.width] = self.values[:, :self.width]
+            self.values = grown
+        self.values[:, self.width:self.width + block.shape[1]] = block
+        self.spans[j] = (self.width, self.width + block.shape[1])
+        self.order.append(j)
+        self.width += block.shape[1]
+
+    def take(self, ids):
+        if self.order[:len(ids)] == ids:
+            return self.values[:, :self.spans[ids[-1]][1]] if ids else self.values[:, :0]
+        return np.hstack([self.values[:, slice(*self.spans[j])] for j in ids])
+
+
+#: Each chunk's selected columns, in the worker process that ran its tasks:
+#: ``{(token, chunk index): _ChunkColumns}``, outside the task graph. An
+#: entry is a cache: missing (a worker lost, a task moved), it is rebuilt
+#: from the chunk, so the values never depend on where a task ran.
+_STORES = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _stored_columns(X, family, key, ids):
+    """Candidates ``ids`` on a chunk, from its worker's store (missing ones computed and kept)."""
+    ids = [int(j) for j in ids]
+    with _STORES_LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            store = _STORES[key] = _ChunkColumns(X.shape[0])
+    with store.lock:
+        for j in ids:
+            if j not in store.spans:
+                store.add(j, family._chunk_columns(X, np.array([j], dtype=np.intp)))
+        return store.take(ids)
+
+
+def _drop_stores(token):
+    """Forget the stores of one fit in this worker process (``Client.run``)."""
+    with _STORES_LOCK:
+        for key in [key for key in _STORES if key[0] == token]:
+            del _STORES[key]
+
+
+def _model_products(X, y, sample_weight, key, family, selected, coef, intercept, loss):
     """A chunk's part of ``X^T R`` at the model ``(coef, intercept)``.
 
     The residual rows ``w_i (p_i - e_{y_i})`` are computed here, on the
-    worker, from the chunk's columns of the ``selected`` candidates, so that
-    only the model travels.
+    worker, from the chunk's columns of the ``selected`` candidates (kept
+    on the worker, :func:`_stored_columns`), so that only the model travels.
     """
     scores = np.empty((X.shape[0], intercept.shape[0]))
     scores[:] = intercept
     if selected.size:
-        scores += family._chunk_columns(X, selected) @ coef.T
+        scores += _stored_columns(X, family, key, selected) @ coef.T
     residual = np.empty_like(scores)
     loss.sum_gradient(scores, y, sample_weight, residual)
     return family._chunk_products(X, residual)
@@ -97,9 +161,9 @@ def _finish(combine, finish, args, *parts):
     return finish(combine(*parts), *args)
 
 
-def _picked_columns(X, family, pick):
-    """The columns of the candidate ``pick = (id, score)`` on a chunk."""
-    return family._chunk_columns(X, np.array([pick[0]], dtype=np.intp))
+def _picked_columns(X, key, family, pick):
+    """The columns of the candidate ``pick = (id, score)`` on a chunk, kept in its store."""
+    return _stored_columns(X, family, key, [pick[0]]).copy()
 
 
 def _add(*parts):
@@ -114,6 +178,9 @@ class RowChunks:
 
     Every chunk is checked (finite) when first computed; a chunk lost with
     its worker is recomputed from the array's graph by the scheduler.
+    ``keys[i]`` names chunk ``i``'s store of selected columns on the worker
+    that runs its tasks (:func:`_stored_columns`), kept outside the task
+    graph until :meth:`release`.
 
     Parameters
     ----------
@@ -129,6 +196,8 @@ class RowChunks:
         self.sizes = tuple(int(c) for c in X.chunks[0])
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
         self._labels = None
+        self.token = uuid.uuid4().hex
+        self.keys = [(self.token, i) for i in range(len(self.sizes))]
         from distributed import futures_of
 
         X = self.client.persist(X)  # a no-op for an array persisted already
@@ -178,9 +247,11 @@ class RowChunks:
         errors of the tasks (a bad chunk's own ValueError; a chunk that
         cannot be computed, named).
         """
-        return [self.client.submit(_call, fn, chunk, *(a[i] for a in per_chunk), *shared,
-                                   pure=False)
-                for i, chunk in enumerate(self.futures)]
+        n = len(self.futures)
+        # one message to the scheduler for all the chunks' tasks (a submit each
+        # took about 2 ms of the client's time: a tenth of a 10,000-row round)
+        return self.client.map(_call, [fn] * n, self.futures, *(list(a) for a in per_chunk),
+                               *([value] * n for value in shared), pure=False)
 
     def tree(self, futures, combine, finish=None, args=()):
         """A future of ``combine`` over ``futures``, by a tree of tasks on the workers.
@@ -238,12 +309,14 @@ class RowChunks:
                 for i in range(len(self.sizes))]
 
     def release(self):
-        """Forget the persisted chunks and labels (the workers free them)."""
+        """Forget the persisted chunks, labels and stores of columns (the workers free them)."""
         labels = [f for part in (self._labels or ()) for f in part
                   if f is not None]
         for future in self.futures + labels:
             future.release()
         self.futures, self._labels = [], None
+        if self.client.status == "running":
+            self.client.run(_drop_stores, self.token, on_error="ignore")
 
 
 class DaskCandidates(CandidateFeatures, ModelScan):
@@ -398,14 +471,15 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         excluded = self._check_excluded(excluded, self.n_candidates_)
         per_chunk = chunks.labels(labels.y, labels.sample_weight)
         products = chunks.map(
-            _model_products, per_chunk=per_chunk,
+            _model_products, per_chunk=(*per_chunk, chunks.keys),
             shared=(self._scanner, np.asarray(selected, dtype=np.intp).reshape(-1),
                     np.ascontiguousarray(coef, dtype=np.float64),
                     np.ascontiguousarray(intercept, dtype=np.float64), labels.loss))
         # the pick runs on the workers, and the chosen candidate's columns are
         # computed there at once: one round trip per round
         pick = chunks.tree(products, _add, _pick, (self._scanner, excluded))
-        columns = chunks.map(_picked_columns, shared=(self._scanner, pick))
+        columns = chunks.map(_picked_columns, per_chunk=(chunks.keys,),
+                             shared=(self._scanner, pick))
         (j, score), *parts = chunks._get(products, [pick, *columns])
         self._gathered[j] = np.concatenate(parts)
         self.family_._picked(j)  # on the client, as best_candidate in memory notes it
