@@ -263,23 +263,28 @@ def _kept_columns(token):
     return {key[1]: list(store.order) for key, store in _STORES.items() if key[0] == token}
 
 
-def test_selected_columns_are_kept_on_the_workers_until_release(client, pendigits):
+@pytest.mark.parametrize("actors", [True, False])
+def test_selected_columns_are_kept_on_the_workers_until_release(client, pendigits, actors):
     """Each chunk's selected columns are kept on its worker, rebuilt when lost.
 
     The stores are dropped after two rounds (as a lost worker loses them):
-    the next rounds rebuild them from the chunks and pick as in memory.
+    the next rounds rebuild them from the chunks and pick as in memory, by
+    the workers' actors (no fall back to tasks) or as tasks.
     """
     from mcsparse.features._chunk_scan import ScanLabels
     from mcsparse.features._dask import DaskCandidates, _drop_stores
+    from mcsparse.features._dask_actors import ChunkHolders
     from mcsparse.loss import MulticlassLogisticLoss
 
     X, y = pendigits
     X, y = X[:1200], y[:1200].astype(np.intp)
     rng = np.random.default_rng(0)
     loss = MulticlassLogisticLoss()
-    for family in (RawFeatures(), DecisionStumps(max_bins=10)):
+    for family in (RawFeatures(), DecisionStumps(max_bins=10))[:2 if actors else 1]:
         memory = type(family)(**family.get_params()).fit(X)
-        scan = DaskCandidates(family).fit(da.from_array(X, chunks=(400, -1)))
+        scan = DaskCandidates(family)
+        scan._use_actors = actors
+        scan.fit(da.from_array(X, chunks=(400, -1)))
         token = scan.row_chunks.token
         selected = []
         for round in range(4):
@@ -295,6 +300,7 @@ def test_selected_columns_are_kept_on_the_workers_until_release(client, pendigit
             assert got[0] == expected[0]
             assert got[1] == pytest.approx(expected[1], rel=1e-10)
             selected.append(got[0])
+        assert isinstance(scan._actors, ChunkHolders) if actors else scan._actors is None
         kept = {}
         for stores in client.run(_kept_columns, token).values():
             kept.update(stores)

@@ -329,7 +329,10 @@ class DaskCandidates(CandidateFeatures, ModelScan):
     candidates; a tree of tasks adds the parts and picks the best candidate
     by the family's own rule, and the chosen candidate's columns are
     computed on the chunks in the same round trip.
-    :meth:`training_columns` returns them, gathered.
+    :meth:`training_columns` returns them, gathered. The rounds run by
+    direct calls to one actor per worker (:mod:`~._dask_actors`: the same
+    functions on the same chunks, past the scheduler) until one fails (a
+    worker lost), then as tasks.
 
     Parameters
     ----------
@@ -345,6 +348,10 @@ class DaskCandidates(CandidateFeatures, ModelScan):
     n_features_in_, n_candidates_ : int
         The family's.
     """
+
+    #: Rounds by direct calls to one actor per worker (:mod:`~._dask_actors`),
+    #: past the scheduler; False: every round as tasks.
+    _use_actors = True
 
     def __init__(self, family, client=None):
         self.family = family
@@ -382,6 +389,7 @@ class DaskCandidates(CandidateFeatures, ModelScan):
             )
         self._chunks = RowChunks(X, self.client)
         self._gathered = {}
+        self._actors = None  # started at the first round
         self.family_ = self.family._fit_chunks(self._chunks)
         if self.family_._replaces_chunks:
             # the candidates' matrix, per chunk: what the other methods read
@@ -470,11 +478,16 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         chunks = self._chunks
         excluded = self._check_excluded(excluded, self.n_candidates_)
         per_chunk = chunks.labels(labels.y, labels.sample_weight)
-        products = chunks.map(
-            _model_products, per_chunk=(*per_chunk, chunks.keys),
-            shared=(self._scanner, np.asarray(selected, dtype=np.intp).reshape(-1),
-                    np.ascontiguousarray(coef, dtype=np.float64),
-                    np.ascontiguousarray(intercept, dtype=np.float64), labels.loss))
+        model = (np.asarray(selected, dtype=np.intp).reshape(-1),
+                 np.ascontiguousarray(coef, dtype=np.float64),
+                 np.ascontiguousarray(intercept, dtype=np.float64), labels.loss)
+        best = self._by_actors(per_chunk, excluded, model)
+        if best is not None:
+            j, score, self._gathered[j] = best
+            self.family_._picked(j)
+            return j, score
+        products = chunks.map(_model_products, per_chunk=(*per_chunk, chunks.keys),
+                              shared=(self._scanner, *model))
         # the pick runs on the workers, and the chosen candidate's columns are
         # computed there at once: one round trip per round
         pick = chunks.tree(products, _add, _pick, (self._scanner, excluded))
@@ -484,6 +497,28 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         self._gathered[j] = np.concatenate(parts)
         self.family_._picked(j)  # on the client, as best_candidate in memory notes it
         return j, score
+
+    def _by_actors(self, per_chunk, excluded, model):
+        """A round by the workers' actors (:mod:`~._dask_actors`); None: run it as tasks.
+
+        The actors are started at the first round; once a round fails (a
+        worker lost), the path runs as tasks to its end.
+        """
+        if not self._use_actors or self._actors is False:
+            return None
+        from ._dask_actors import ChunkHolders
+
+        if self._actors is None:
+            try:
+                self._actors = ChunkHolders(self._chunks, per_chunk, self._scanner)
+            except Exception:  # noqa: BLE001 - the tasks raise the chunks' errors, named
+                self._actors = False
+                return None
+        best = self._actors.best(self._scanner, excluded, model)
+        if best is None:
+            self._actors.release()
+            self._actors = False
+        return best
 
     def training_columns(self, ids):
         """Candidates ``ids`` on the training data, gathered from the workers (float64).
@@ -524,7 +559,10 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         return self
 
     def release(self):
-        """Forget the persisted chunks (idempotent)."""
+        """Forget the persisted chunks and the workers' actors (idempotent)."""
+        if getattr(self, "_actors", None):
+            self._actors.release()
+        self._actors = None
         if getattr(self, "_chunks", None) is not None:
             self._chunks.release()
             self._chunks = None
