@@ -19,9 +19,16 @@ matrix, ``_chunk_features(X_c)``, which the other methods read (the template
 responses of ``ConvMaxTemplates``), so that the whole matrix never exists in
 one place. ``_chunk_scanner()`` gives the object whose ``_chunk_products``,
 ``_pick`` and ``_chunk_columns`` the round's tasks call (the family itself by
-default). It travels with every task (tens a round), so it should be small:
-once the chunks hold the template responses, ``ConvMaxTemplates`` is scanned
-as raw columns, without its templates.
+default). It is sent once to each worker's actor (:mod:`._dask_actors`), and
+with every task when the rounds run as tasks, so it should be small: once
+the chunks hold the template responses, ``ConvMaxTemplates`` is scanned as
+raw columns, without its templates; binned stumps by their candidate
+offsets (:class:`~mcsparse.features._stump_chunks.BinnedStumpScan`).
+
+Each chunk's columns of the selected candidates are kept on the worker that
+scans it (:func:`_stored_columns`), outside the task graph: computed once
+per candidate, rebuilt from the chunk when missing (a lost worker, a task
+run elsewhere), so that a round computes no column but the new one.
 
 :class:`DaskCandidates` is a generic runner of such a family: it is told the
 labels, weights and loss (:class:`~mcsparse.features._chunk_scan.ScanLabels`)
@@ -202,9 +209,30 @@ class RowChunks:
 
         X = self.client.persist(X)  # a no-op for an array persisted already
         by_key = {future.key: future for future in futures_of(X)}
+        workers = self._spread()
         self.futures = [self.client.submit(_persisted, by_key[row[0]], i, int(self.starts[i]),
+                                           workers=workers[i], allow_other_workers=True,
                                            pure=False)
                         for i, row in enumerate(X.__dask_keys__())]
+
+    def _spread(self):
+        """A worker for each chunk (a list each, or None): the fewest rows so far, in order.
+
+        Every round reads every chunk where it is kept, so the chunks are
+        spread over the workers by rows when they are persisted, once (an
+        array made by ``da.from_array`` keeps them all on one worker). A
+        worker lost later leaves its chunks to be recomputed anywhere.
+        """
+        workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
+            return [None] * len(self.sizes)
+        rows = dict.fromkeys(workers, 0)
+        chosen = []
+        for size in self.sizes:
+            worker = min(workers, key=rows.__getitem__)
+            rows[worker] += size
+            chosen.append([worker])
+        return chosen
 
     def rows(self, i):
         """The rows of chunk ``i``: a slice of the training samples."""

@@ -85,20 +85,25 @@ class ChunkHolders:
     """
 
     def __init__(self, chunks, labels, scanner):
+        from distributed import wait
+
         client = chunks.client
         self.client = client
+        wait(chunks.futures)  # where they are kept: their actor's worker
         who_has = client.who_has(chunks.futures)
         by_worker = {}
         for i, future in enumerate(chunks.futures):
             holders = sorted(who_has.get(future.key, ()))
-            by_worker.setdefault(holders[0] if holders else None, []).append(i)
+            if future.status != "finished" or not holders:
+                raise RuntimeError(f"chunk {i} is not in memory")  # the tasks say why
+            by_worker.setdefault(holders[0], []).append(i)
         self.groups, self.futures = [], []
         for worker, indices in by_worker.items():
             data = [chunks.futures[i] for i in indices] + [labels[0][i] for i in indices] \
                 + [labels[1][i] for i in indices]
             self.futures.append(client.submit(
                 ChunkHolder, [chunks.keys[i] for i in indices], scanner, *data,
-                workers=None if worker is None else [worker], actor=True, pure=False))
+                workers=[worker], actor=True, pure=False))
             self.groups.append(indices)
         self.actors = [future.result() for future in self.futures]
         self.n_chunks = len(chunks.futures)
