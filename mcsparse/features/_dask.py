@@ -209,27 +209,34 @@ class RowChunks:
 
         X = self.client.persist(X)  # a no-op for an array persisted already
         by_key = {future.key: future for future in futures_of(X)}
-        workers = self._spread()
+        keys = [row[0] for row in X.__dask_keys__()]
+        workers = self._spread([by_key[key] for key in keys])
         self.futures = [self.client.submit(_persisted, by_key[row[0]], i, int(self.starts[i]),
                                            workers=workers[i], allow_other_workers=True,
                                            pure=False)
                         for i, row in enumerate(X.__dask_keys__())]
 
-    def _spread(self):
-        """A worker for each chunk (a list each, or None): the fewest rows so far, in order.
+    def _spread(self, futures):
+        """A worker for each chunk (a list each, or None), from the chunks' ``futures``.
 
         Every round reads every chunk where it is kept, so the chunks are
-        spread over the workers by rows when they are persisted, once (an
-        array made by ``da.from_array`` keeps them all on one worker). A
-        worker lost later leaves its chunks to be recomputed anywhere.
+        spread over the workers by rows when they are persisted, once: a
+        chunk stays on its worker while that worker holds at most its share
+        of the rows (``n_samples / n_workers``), and goes to the worker with
+        the fewest rows otherwise. A worker lost later leaves its chunks to
+        be recomputed anywhere.
         """
         workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
             return [None] * len(self.sizes)
+        who_has = self.client.who_has(futures)
+        share = self.n_samples / len(workers)
         rows = dict.fromkeys(workers, 0)
         chosen = []
-        for size in self.sizes:
-            worker = min(workers, key=rows.__getitem__)
+        for future, size in zip(futures, self.sizes):
+            held = [w for w in sorted(who_has.get(future.key, ())) if w in rows]
+            worker = held[0] if held and rows[held[0]] + size <= share else min(
+                workers, key=rows.__getitem__)
             rows[worker] += size
             chosen.append([worker])
         return chosen
