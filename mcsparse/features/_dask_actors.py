@@ -10,6 +10,11 @@ the actors directly (10 to 20 ms on the same machine), sums the chunks'
 products here in chunk order, as the tasks' tree does (the same bits),
 and picks here by the scanner's rule.
 
+An actor holds its chunks for the whole fit: its worker cannot spill them
+to disk. When a worker's chunks pass its spill threshold (dask's
+``distributed.worker.memory.spill`` of its memory limit), no actor is
+started and the rounds run as tasks, which read spilled chunks back.
+
 The actors keep no state of their own beyond references: a chunk's selected
 columns are the store of :func:`~mcsparse.features._dask._stored_columns`
 that the tasks use too. An actor is lost with its worker: any failure of a
@@ -21,7 +26,7 @@ lineage and raise the chunks' own errors, named.
 
 import numpy as np
 
-from ._dask import SPLIT_EVERY, _add, _model_products, _stored_columns
+from ._dask import SPLIT_EVERY, _add, _aligned, _model_products, _stored_columns
 
 #: Seconds between checks that the actors' workers are still in the cluster
 #: while a call has not come back.
@@ -45,6 +50,7 @@ class ChunkHolder:
     def __init__(self, keys, scanner, *data):
         n = len(keys)
         self.keys, self.scanner = keys, scanner
+        data = [_aligned(a) for a in data]  # a chunk moved here may start anywhere
         self.chunks, self.y, self.weights = data[:n], data[n:2 * n], data[2 * n:]
 
     def products(self, selected, coef, intercept, loss):
@@ -56,6 +62,24 @@ class ChunkHolder:
         """Candidate ``j`` on each chunk, kept in the chunks' stores: a list."""
         return [_stored_columns(X, self.scanner, key, [j]).copy()
                 for X, key in zip(self.chunks, self.keys)]
+
+
+def _check_room(client, by_worker, keys):
+    """Raise when a worker's chunks pass its spill threshold: the tasks then run.
+
+    An actor holds its chunks for the whole fit, so its worker could not
+    spill them to disk; the tasks read spilled chunks back each round.
+    """
+    import dask
+
+    spill = dask.config.get("distributed.worker.memory.spill", 0.7) or 1.0
+    nbytes = client.nbytes(keys, summary=False)
+    info = client.scheduler_info()["workers"]
+    for worker, indices in by_worker.items():
+        limit = info.get(worker, {}).get("memory_limit") or 0
+        held = sum(nbytes.get(keys[i], 0) for i in indices)
+        if limit and held > spill * limit:
+            raise RuntimeError(f"{held} bytes of chunks on {worker}, above its spill threshold")
 
 
 def tree_sum(parts):
@@ -97,6 +121,7 @@ class ChunkHolders:
             if future.status != "finished" or not holders:
                 raise RuntimeError(f"chunk {i} is not in memory")  # the tasks say why
             by_worker.setdefault(holders[0], []).append(i)
+        _check_room(client, by_worker, [future.key for future in chunks.futures])
         self.groups, self.futures = [], []
         for worker, indices in by_worker.items():
             data = [chunks.futures[i] for i in indices] + [labels[0][i] for i in indices] \
