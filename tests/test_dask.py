@@ -256,6 +256,59 @@ def test_the_scheduler_holds_no_more_tasks_after_more_rounds(client, pendigits):
     scan.release()
 
 
+def _kept_columns(token):
+    """On a worker: the candidate ids of each chunk's store of a fit (``Client.run``)."""
+    from mcsparse.features._dask import _STORES
+
+    return {key[1]: list(store.order) for key, store in _STORES.items() if key[0] == token}
+
+
+@pytest.mark.parametrize("actors", [True, False])
+def test_selected_columns_are_kept_on_the_workers_until_release(client, pendigits, actors):
+    """Each chunk's selected columns are kept on its worker, rebuilt when lost.
+
+    The stores are dropped after two rounds (as a lost worker loses them):
+    the next rounds rebuild them from the chunks and pick as in memory, by
+    the workers' actors (no fall back to tasks) or as tasks.
+    """
+    from mcsparse.features._chunk_scan import ScanLabels
+    from mcsparse.features._dask import DaskCandidates, _drop_stores
+    from mcsparse.features._dask_actors import ChunkHolders
+    from mcsparse.loss import MulticlassLogisticLoss
+
+    X, y = pendigits
+    X, y = X[:1200], y[:1200].astype(np.intp)
+    rng = np.random.default_rng(0)
+    loss = MulticlassLogisticLoss()
+    for family in (RawFeatures(), DecisionStumps(max_bins=10))[:2 if actors else 1]:
+        memory = type(family)(**family.get_params()).fit(X)
+        scan = DaskCandidates(family)
+        scan._use_actors = actors
+        scan.fit(da.from_array(X, chunks=(400, -1)))
+        token = scan.row_chunks.token
+        selected = []
+        for round in range(4):
+            if round == 2:
+                client.run(_drop_stores, token)
+            W, b = 0.3 * rng.standard_normal((10, len(selected))), rng.standard_normal(10)
+            residual = np.empty((1200, 10))
+            loss.sum_gradient(memory.training_columns(selected) @ W.T + b, y, None, residual)
+            excluded = np.array(sorted(selected), dtype=np.intp)
+            expected = memory.best_candidate(residual, excluded)
+            got = scan.best_candidate_for_model(ScanLabels(y, None, loss), selected, W, b,
+                                                excluded)
+            assert got[0] == expected[0]
+            assert got[1] == pytest.approx(expected[1], rel=1e-10)
+            selected.append(got[0])
+        assert isinstance(scan._actors, ChunkHolders) if actors else scan._actors is None
+        kept = {}
+        for stores in client.run(_kept_columns, token).values():
+            kept.update(stores)
+        assert kept == {0: selected, 1: selected, 2: selected}
+        scan.release()
+        assert not any(client.run(_kept_columns, token).values())
+
+
 @pytest.mark.parametrize("features", ["raw", DecisionStumps(max_bins=32)])
 def test_refit_on_the_workers_beyond_the_client_budget(client, pendigits, features):
     """Selected columns beyond the budget stay on the workers: the same fit.

@@ -265,6 +265,24 @@ def test_chunk_products_add_up_to_the_stumps_gradient(dtype, max_bins):
     assert (stumps.n_candidates_ - 6 * (max_bins - 1)) <= 0
 
 
+def test_binned_chunks_give_the_stumps_and_their_pick():
+    """A chunk binned on its worker (dask) gives the stumps of the family in memory."""
+    X, R = _problem(300, 5, 4, np.float64)
+    X[:, 1] = 1.0  # a constant feature: one bin, no stump
+    X[:200, 3] = 0.0  # a most frequent bin left out of the sparse rows
+    stumps = DecisionStumps(max_bins=6).fit(X)
+    ids = np.arange(stumps.n_candidates_)
+    chunk, scan = stumps._chunk_features(X[50:170]), stumps._chunk_scanner()
+    np.testing.assert_array_equal(scan._chunk_columns(chunk, ids),
+                                  stumps.training_columns(ids)[50:170])
+    np.testing.assert_allclose(scan._chunk_products(chunk, R[50:170]),
+                               stumps.training_columns(ids)[50:170].T @ R[50:170],
+                               rtol=1e-10, atol=1e-10)
+    products = stumps.training_columns(ids).T @ R
+    excluded = np.array([1, 2], dtype=np.intp)
+    assert scan._pick(products, excluded) == stumps._pick(products, excluded)
+
+
 def test_binned_thresholds_and_bad_max_bins():
     X = np.arange(100, dtype=float)[:, None]
     stumps = DecisionStumps(max_bins=4).fit(X)

@@ -144,8 +144,9 @@ class ChunkScan(ABC):
     def _chunk_scanner(self):
         """What a round's chunk tasks are sent: an object with the chunk methods.
 
-        It travels with every task (tens a round), so it should be small;
-        this default is the fitted family itself.
+        It is sent to each worker once a fit, and with every task when the
+        rounds run as tasks (tens a round), so it should be small; this
+        default is the fitted family itself.
 
         Returns
         -------

@@ -19,14 +19,24 @@ matrix, ``_chunk_features(X_c)``, which the other methods read (the template
 responses of ``ConvMaxTemplates``), so that the whole matrix never exists in
 one place. ``_chunk_scanner()`` gives the object whose ``_chunk_products``,
 ``_pick`` and ``_chunk_columns`` the round's tasks call (the family itself by
-default). It travels with every task (tens a round), so it should be small:
-once the chunks hold the template responses, ``ConvMaxTemplates`` is scanned
-as raw columns, without its templates.
+default). It is sent once to each worker's actor (:mod:`._dask_actors`), and
+with every task when the rounds run as tasks, so it should be small: once
+the chunks hold the template responses, ``ConvMaxTemplates`` is scanned as
+raw columns, without its templates; binned stumps by their candidate
+offsets (:class:`~mcsparse.features._stump_chunks.BinnedStumpScan`).
+
+Each chunk's columns of the selected candidates are kept on the worker that
+scans it (:func:`_stored_columns`), outside the task graph: computed once
+per candidate, rebuilt from the chunk when missing (a lost worker, a task
+run elsewhere), so that a round computes no column but the new one.
 
 :class:`DaskCandidates` is a generic runner of such a family: it is told the
 labels, weights and loss (:class:`~mcsparse.features._chunk_scan.ScanLabels`)
 by the solver, never reads the solver's objects.
 """
+
+import threading
+import uuid
 
 import numpy as np
 
@@ -71,17 +81,78 @@ def _identity(x):
     return x
 
 
-def _model_products(X, y, sample_weight, family, selected, coef, intercept, loss):
+class _ChunkColumns:
+    """One chunk's columns of the candidates picked so far, kept on its worker.
+
+    Columns are appended in the order their candidates are first asked
+    for (the order of a path's selection), so that a round's ``selected``
+    is usually a prefix of the kept ones: a view, no copy.
+    """
+
+    def __init__(self, n_rows):
+        self.values = np.empty((n_rows, 0))
+        self.spans = {}  # candidate id -> (first column, end)
+        self.order = []  # candidate ids, in the order of the columns
+        self.width = 0
+        self.lock = threading.Lock()
+
+    def add(self, j, block):
+        if self.width + block.shape[1] > self.values.shape[1]:
+            grown = np.empty((self.values.shape[0],
+                              max(8, 2 * self.values.shape[1], self.width + block.shape[1])))
+            grown[:, :self.width] = self.values[:, :self.width]
+            self.values = grown
+        self.values[:, self.width:self.width + block.shape[1]] = block
+        self.spans[j] = (self.width, self.width + block.shape[1])
+        self.order.append(j)
+        self.width += block.shape[1]
+
+    def take(self, ids):
+        if self.order[:len(ids)] == ids:
+            return self.values[:, :self.spans[ids[-1]][1]] if ids else self.values[:, :0]
+        return np.hstack([self.values[:, slice(*self.spans[j])] for j in ids])
+
+
+#: Each chunk's selected columns, in the worker process that ran its tasks:
+#: ``{(token, chunk index): _ChunkColumns}``, outside the task graph. An
+#: entry is a cache: missing (a worker lost, a task moved), it is rebuilt
+#: from the chunk, so the values never depend on where a task ran.
+_STORES = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _stored_columns(X, family, key, ids):
+    """Candidates ``ids`` on a chunk, from its worker's store (missing ones computed and kept)."""
+    ids = [int(j) for j in ids]
+    with _STORES_LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            store = _STORES[key] = _ChunkColumns(X.shape[0])
+    with store.lock:
+        for j in ids:
+            if j not in store.spans:
+                store.add(j, family._chunk_columns(X, np.array([j], dtype=np.intp)))
+        return store.take(ids)
+
+
+def _drop_stores(token):
+    """Forget the stores of one fit in this worker process (``Client.run``)."""
+    with _STORES_LOCK:
+        for key in [key for key in _STORES if key[0] == token]:
+            del _STORES[key]
+
+
+def _model_products(X, y, sample_weight, key, family, selected, coef, intercept, loss):
     """A chunk's part of ``X^T R`` at the model ``(coef, intercept)``.
 
     The residual rows ``w_i (p_i - e_{y_i})`` are computed here, on the
-    worker, from the chunk's columns of the ``selected`` candidates, so that
-    only the model travels.
+    worker, from the chunk's columns of the ``selected`` candidates (kept
+    on the worker, :func:`_stored_columns`), so that only the model travels.
     """
     scores = np.empty((X.shape[0], intercept.shape[0]))
     scores[:] = intercept
     if selected.size:
-        scores += family._chunk_columns(X, selected) @ coef.T
+        scores += _stored_columns(X, family, key, selected) @ coef.T
     residual = np.empty_like(scores)
     loss.sum_gradient(scores, y, sample_weight, residual)
     return family._chunk_products(X, residual)
@@ -97,9 +168,9 @@ def _finish(combine, finish, args, *parts):
     return finish(combine(*parts), *args)
 
 
-def _picked_columns(X, family, pick):
-    """The columns of the candidate ``pick = (id, score)`` on a chunk."""
-    return family._chunk_columns(X, np.array([pick[0]], dtype=np.intp))
+def _picked_columns(X, key, family, pick):
+    """The columns of the candidate ``pick = (id, score)`` on a chunk, kept in its store."""
+    return _stored_columns(X, family, key, [pick[0]]).copy()
 
 
 def _add(*parts):
@@ -114,6 +185,9 @@ class RowChunks:
 
     Every chunk is checked (finite) when first computed; a chunk lost with
     its worker is recomputed from the array's graph by the scheduler.
+    ``keys[i]`` names chunk ``i``'s store of selected columns on the worker
+    that runs its tasks (:func:`_stored_columns`), kept outside the task
+    graph until :meth:`release`.
 
     Parameters
     ----------
@@ -129,13 +203,43 @@ class RowChunks:
         self.sizes = tuple(int(c) for c in X.chunks[0])
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
         self._labels = None
+        self.token = uuid.uuid4().hex
+        self.keys = [(self.token, i) for i in range(len(self.sizes))]
         from distributed import futures_of
 
         X = self.client.persist(X)  # a no-op for an array persisted already
         by_key = {future.key: future for future in futures_of(X)}
+        keys = [row[0] for row in X.__dask_keys__()]
+        workers = self._spread([by_key[key] for key in keys])
         self.futures = [self.client.submit(_persisted, by_key[row[0]], i, int(self.starts[i]),
+                                           workers=workers[i], allow_other_workers=True,
                                            pure=False)
                         for i, row in enumerate(X.__dask_keys__())]
+
+    def _spread(self, futures):
+        """A worker for each chunk (a list each, or None), from the chunks' ``futures``.
+
+        Every round reads every chunk where it is kept, so the chunks are
+        spread over the workers by rows when they are persisted, once: a
+        chunk stays on its worker while that worker holds at most its share
+        of the rows (``n_samples / n_workers``), and goes to the worker with
+        the fewest rows otherwise. A worker lost later leaves its chunks to
+        be recomputed anywhere.
+        """
+        workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
+            return [None] * len(self.sizes)
+        who_has = self.client.who_has(futures)
+        share = self.n_samples / len(workers)
+        rows = dict.fromkeys(workers, 0)
+        chosen = []
+        for future, size in zip(futures, self.sizes):
+            held = [w for w in sorted(who_has.get(future.key, ())) if w in rows]
+            worker = held[0] if held and rows[held[0]] + size <= share else min(
+                workers, key=rows.__getitem__)
+            rows[worker] += size
+            chosen.append([worker])
+        return chosen
 
     def rows(self, i):
         """The rows of chunk ``i``: a slice of the training samples."""
@@ -178,9 +282,11 @@ class RowChunks:
         errors of the tasks (a bad chunk's own ValueError; a chunk that
         cannot be computed, named).
         """
-        return [self.client.submit(_call, fn, chunk, *(a[i] for a in per_chunk), *shared,
-                                   pure=False)
-                for i, chunk in enumerate(self.futures)]
+        n = len(self.futures)
+        # one message to the scheduler for all the chunks' tasks (a submit each
+        # took about 2 ms of the client's time: a tenth of a 10,000-row round)
+        return self.client.map(_call, [fn] * n, self.futures, *(list(a) for a in per_chunk),
+                               *([value] * n for value in shared), pure=False)
 
     def tree(self, futures, combine, finish=None, args=()):
         """A future of ``combine`` over ``futures``, by a tree of tasks on the workers.
@@ -238,12 +344,14 @@ class RowChunks:
                 for i in range(len(self.sizes))]
 
     def release(self):
-        """Forget the persisted chunks and labels (the workers free them)."""
+        """Forget the persisted chunks, labels and stores of columns (the workers free them)."""
         labels = [f for part in (self._labels or ()) for f in part
                   if f is not None]
         for future in self.futures + labels:
             future.release()
         self.futures, self._labels = [], None
+        if self.client.status == "running":
+            self.client.run(_drop_stores, self.token, on_error="ignore")
 
 
 class DaskCandidates(CandidateFeatures, ModelScan):
@@ -256,7 +364,10 @@ class DaskCandidates(CandidateFeatures, ModelScan):
     candidates; a tree of tasks adds the parts and picks the best candidate
     by the family's own rule, and the chosen candidate's columns are
     computed on the chunks in the same round trip.
-    :meth:`training_columns` returns them, gathered.
+    :meth:`training_columns` returns them, gathered. The rounds run by
+    direct calls to one actor per worker (:mod:`~._dask_actors`: the same
+    functions on the same chunks, past the scheduler) until one fails (a
+    worker lost), then as tasks.
 
     Parameters
     ----------
@@ -272,6 +383,10 @@ class DaskCandidates(CandidateFeatures, ModelScan):
     n_features_in_, n_candidates_ : int
         The family's.
     """
+
+    #: Rounds by direct calls to one actor per worker (:mod:`~._dask_actors`),
+    #: past the scheduler; False: every round as tasks.
+    _use_actors = True
 
     def __init__(self, family, client=None):
         self.family = family
@@ -303,6 +418,7 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         self.check(X)
         self._chunks = RowChunks(X, self.client)
         self._gathered = {}
+        self._actors = None  # started at the first round
         self.family_ = self.family._fit_chunks(self._chunks)
         if self.family_._replaces_chunks:
             # the candidates' matrix, per chunk: what the other methods read
@@ -420,19 +536,47 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         chunks = self._chunks
         excluded = self._check_excluded(excluded, self.n_candidates_)
         per_chunk = chunks.labels(labels.y, labels.sample_weight)
-        products = chunks.map(
-            _model_products, per_chunk=per_chunk,
-            shared=(self._scanner, np.asarray(selected, dtype=np.intp).reshape(-1),
-                    np.ascontiguousarray(coef, dtype=np.float64),
-                    np.ascontiguousarray(intercept, dtype=np.float64), labels.loss))
+        model = (np.asarray(selected, dtype=np.intp).reshape(-1),
+                 np.ascontiguousarray(coef, dtype=np.float64),
+                 np.ascontiguousarray(intercept, dtype=np.float64), labels.loss)
+        best = self._by_actors(per_chunk, excluded, model)
+        if best is not None:
+            j, score, self._gathered[j] = best
+            self.family_._picked(j)
+            return j, score
+        products = chunks.map(_model_products, per_chunk=(*per_chunk, chunks.keys),
+                              shared=(self._scanner, *model))
         # the pick runs on the workers, and the chosen candidate's columns are
         # computed there at once: one round trip per round
         pick = chunks.tree(products, _add, _pick, (self._scanner, excluded))
-        columns = chunks.map(_picked_columns, shared=(self._scanner, pick))
+        columns = chunks.map(_picked_columns, per_chunk=(chunks.keys,),
+                             shared=(self._scanner, pick))
         (j, score), *parts = chunks._get(products, [pick, *columns])
         self._gathered[j] = np.concatenate(parts)
         self.family_._picked(j)  # on the client, as best_candidate in memory notes it
         return j, score
+
+    def _by_actors(self, per_chunk, excluded, model):
+        """A round by the workers' actors (:mod:`~._dask_actors`); None: run it as tasks.
+
+        The actors are started at the first round; once a round fails (a
+        worker lost), the path runs as tasks to its end.
+        """
+        if not self._use_actors or self._actors is False:
+            return None
+        from ._dask_actors import ChunkHolders
+
+        if self._actors is None:
+            try:
+                self._actors = ChunkHolders(self._chunks, per_chunk, self._scanner)
+            except Exception:  # noqa: BLE001 - the tasks raise the chunks' errors, named
+                self._actors = False
+                return None
+        best = self._actors.best(self._scanner, excluded, model)
+        if best is None:
+            self._actors.release()
+            self._actors = False
+        return best
 
     def training_columns(self, ids):
         """Candidates ``ids`` on the training data, gathered from the workers (float64).
@@ -473,7 +617,10 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         return self
 
     def release(self):
-        """Forget the persisted chunks (idempotent)."""
+        """Forget the persisted chunks and the workers' actors (idempotent)."""
+        if getattr(self, "_actors", None):
+            self._actors.release()
+        self._actors = None
         if getattr(self, "_chunks", None) is not None:
             self._chunks.release()
             self._chunks = None

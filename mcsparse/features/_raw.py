@@ -46,6 +46,10 @@ def _raw_products(X, residual):
         R = residual.astype(np.float32)
         R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(X, np.ndarray):
+            # (R^T X)^T: OpenBLAS runs it about twice as fast as X^T R on a
+            # C-ordered X (MNIST pixels, 10 classes, one thread)
+            return (R.T @ X).T
         return np.asarray(X.T @ R)
 
 

@@ -9,6 +9,7 @@ from ..utils._ties import first_best, tie_cutoff
 from ..utils.validation import check_int, check_n_jobs
 from ._base import CandidateFeatures, Cuts
 from ._chunk_scan import ChunkScan
+from ._stump_chunks import BinnedStumpScan, bin_chunk
 from ._stumps_fast import _executor, scan_stumps
 
 
@@ -518,24 +519,25 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         self.n_candidates_ = int(self._offsets[-1])
         return self
 
+    #: On a dask array each chunk is binned once, on its worker (:meth:`_chunk_features`).
+    _replaces_chunks = True
+
+    def _chunk_features(self, X):
+        """A row chunk's bins against the thresholds (:func:`~._stump_chunks.bin_chunk`)."""
+        return bin_chunk(X, self._thresholds, self._offsets)
+
+    def _chunk_scanner(self):
+        """What a round's chunk tasks are sent: the scan of binned chunks, without thresholds."""
+        return BinnedStumpScan(self._offsets)
+
     def _chunk_products(self, X, residual):
         """Every stump's ``R^T x`` on a row chunk: (n_candidates, n_classes), float64.
 
-        Per feature, the residual rows are added into their bins (one
-        ``bincount``) and the bins' prefix sums taken; a sum over rows, so the
-        chunks' parts add up to the gradient columns of all stumps.
+        The chunk is binned (:meth:`_chunk_features`) and scanned as on the
+        workers (:class:`~._stump_chunks.BinnedStumpScan`): a sum over rows,
+        so the chunks' parts add up to the gradient columns of all stumps.
         """
-        k = residual.shape[1]
-        out = np.empty((self.n_candidates_, k))
-        for f in range(self.n_features_in_):
-            lo, hi = self._offsets[f], self._offsets[f + 1]
-            if hi == lo:
-                continue
-            ranks = np.searchsorted(self._thresholds[lo:hi], X[:, f], side="left")
-            bins = np.bincount((ranks[:, None] * k + np.arange(k)).ravel(),
-                               weights=residual.ravel(), minlength=(hi - lo + 1) * k)
-            np.cumsum(bins.reshape(hi - lo + 1, k)[:-1], axis=0, out=out[lo:hi])
-        return out
+        return self._chunk_scanner()._chunk_products(self._chunk_features(X), residual)
 
     def _pick(self, products, excluded):
         """The stump ``best_candidate`` returns, from the summed products.
@@ -549,7 +551,7 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
         return self._chosen(j, scores[j])
 
     def _chunk_columns(self, X, ids):
-        """Stumps ``ids`` on a row chunk of the training data."""
+        """Stumps ``ids`` on a row chunk of the training data (not binned)."""
         return self._columns(X, ids)
 
     def _picked(self, j):
