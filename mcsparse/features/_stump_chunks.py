@@ -13,6 +13,34 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def stump_columns(codes, offsets, ids):
+    """Stumps ``ids`` from their features' integer codes: ``1[codes[f] <= j - offsets[f]]``.
+
+    The training columns of :class:`~mcsparse.features.DecisionStumps` from its
+    ranks (or bins), and those of a binned chunk from its bin codes.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_features, n_rows), integers
+        Each row's rank (or bin) in each feature.
+    offsets : ndarray of shape (n_features + 1,), intp
+        Feature ``f`` owns the stump ids ``offsets[f] .. offsets[f + 1] - 1``.
+    ids : array-like of int
+        Stump ids, checked by the caller.
+
+    Returns
+    -------
+    columns : ndarray of shape (n_rows, len(ids)), float64
+        0/1.
+    """
+    ids = np.asarray(ids, dtype=np.intp).reshape(-1)
+    out = np.empty((codes.shape[1], ids.size))
+    features = np.searchsorted(offsets, ids, side="right") - 1
+    for c, (f, j) in enumerate(zip(features, ids)):
+        np.less_equal(codes[f], j - offsets[f], out=out[:, c])
+    return out
+
+
 class BinnedChunk:
     """A row chunk's stump bins, kept on its worker in place of the chunk.
 
@@ -143,8 +171,4 @@ class BinnedStumpScan:
 
     def _chunk_columns(self, chunk, ids):
         """Stumps ``ids`` on a binned chunk: ``1[bin <= r]``, float64 (n_rows, len(ids))."""
-        out = np.empty((chunk.codes.shape[1], len(ids)))
-        for c, j in enumerate(np.asarray(ids, dtype=np.intp)):
-            f = int(np.searchsorted(self.offsets, j, side="right") - 1)
-            out[:, c] = chunk.codes[f] <= j - self.offsets[f]
-        return out
+        return stump_columns(chunk.codes, self.offsets, ids)

@@ -9,7 +9,7 @@ from ..utils._ties import first_best, tie_cutoff
 from ..utils.validation import check_int, check_n_jobs
 from ._base import CandidateFeatures, Cuts
 from ._chunk_scan import ChunkScan
-from ._stump_chunks import BinnedStumpScan, bin_chunk
+from ._stump_chunks import BinnedStumpScan, bin_chunk, stump_columns
 from ._stumps_fast import _executor, scan_stumps
 
 
@@ -608,11 +608,7 @@ class DecisionStumps(CandidateFeatures, ChunkScan):
             return self._columns(self._X_fit, ids)
         # from the ranks (contiguous) rather than X's strided columns: ``x <= theta``
         # is ``rank <= r`` by the thresholds' construction (tests compare both)
-        out = np.empty((self._ranks.shape[1], len(ids)))
-        features = np.searchsorted(self._offsets, ids, side="right") - 1
-        for c, (f, stump_id) in enumerate(zip(features, ids)):
-            np.less_equal(self._ranks[f], stump_id - self._offsets[f], out=out[:, c])
-        return out
+        return stump_columns(self._ranks, self._offsets, ids)
 
     def training_cuts(self, stump_id):
         """Stump ``stump_id`` on the training data as integer codes and a cut.
