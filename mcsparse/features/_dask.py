@@ -62,6 +62,21 @@ def _aligned(a):
     return a
 
 
+def tree_levels(parts, combine_group):
+    """The last level of a tree that combines ``parts`` ``SPLIT_EVERY`` at a time.
+
+    ``combine_group(group)`` combines one group (a list) of a level. The
+    root's ``SPLIT_EVERY`` parts or fewer are returned, to be combined by the
+    caller: the same grouping, hence the same sums, whether the groups are
+    tasks (:meth:`RowChunks.tree`) or calls here (the actors' rounds).
+    """
+    level = list(parts)
+    while len(level) > SPLIT_EVERY:
+        level = [combine_group(level[i:i + SPLIT_EVERY])
+                 for i in range(0, len(level), SPLIT_EVERY)]
+    return level
+
+
 def _persisted(X, index, start):
     """A chunk as it is kept on its worker: checked finite, aligned."""
     return _aligned(check_finite_chunk(X, index, start))
@@ -209,12 +224,12 @@ class RowChunks:
 
         X = self.client.persist(X)  # a no-op for an array persisted already
         by_key = {future.key: future for future in futures_of(X)}
-        keys = [row[0] for row in X.__dask_keys__()]
-        workers = self._spread([by_key[key] for key in keys])
-        self.futures = [self.client.submit(_persisted, by_key[row[0]], i, int(self.starts[i]),
+        chunks = [by_key[row[0]] for row in X.__dask_keys__()]
+        workers = self._spread(chunks)
+        self.futures = [self.client.submit(_persisted, chunk, i, int(self.starts[i]),
                                            workers=workers[i], allow_other_workers=True,
                                            pure=False)
-                        for i, row in enumerate(X.__dask_keys__())]
+                        for i, chunk in enumerate(chunks)]
 
     def _spread(self, futures):
         """A worker for each chunk (a list each, or None), from the chunks' ``futures``.
@@ -293,10 +308,8 @@ class RowChunks:
 
         ``finish(result, *args)`` runs in the root's task when given.
         """
-        submit, level = self.client.submit, futures
-        while len(level) > SPLIT_EVERY:
-            level = [submit(combine, *level[i:i + SPLIT_EVERY], pure=False)
-                     for i in range(0, len(level), SPLIT_EVERY)]
+        submit = self.client.submit
+        level = tree_levels(futures, lambda group: submit(combine, *group, pure=False))
         if finish is not None:
             return submit(_finish, combine, finish, args, *level, pure=False)
         return level[0] if len(level) == 1 else submit(combine, *level, pure=False)

@@ -26,7 +26,7 @@ lineage and raise the chunks' own errors, named.
 
 import numpy as np
 
-from ._dask import SPLIT_EVERY, _add, _aligned, _model_products, _stored_columns
+from ._dask import _add, _aligned, _model_products, _stored_columns, tree_levels
 
 #: Seconds between checks that the actors' workers are still in the cluster
 #: while a call has not come back.
@@ -84,10 +84,7 @@ def _check_room(client, by_worker, keys):
 
 def tree_sum(parts):
     """The sum of ``parts`` in the order of ``RowChunks.tree`` with ``_add`` (the same bits)."""
-    level = parts
-    while len(level) > SPLIT_EVERY:
-        level = [_add(*level[i:i + SPLIT_EVERY]) for i in range(0, len(level), SPLIT_EVERY)]
-    return _add(*level)
+    return _add(*tree_levels(parts, lambda group: _add(*group)))
 
 
 class ChunkHolders:
