@@ -395,18 +395,16 @@ class _PathState:
         objective's precision (tol below float64's reach, or the loss at its
         floor on separated data), which lasts along the path.
         """
-        exact = not self.exact_retry_failed
-        if curvature.dense:
-            exact = exact and self.border_work(0, p) <= self.max_iter * self.pass_work(p)
-            if exact:
-                curvature.reset(self.objective, p, self.border_work(0, p), failed.point)
-            else:
-                curvature.restart(failed.grad)
-        elif exact:
+        exact = not self.exact_retry_failed and (
+            not curvature.dense
+            or self.border_work(0, p) <= self.max_iter * self.pass_work(p))
+        if not exact:
+            curvature.restart(failed.grad)
+        elif curvature.dense:
+            curvature.reset(self.objective, p, self.border_work(0, p), failed.point)
+        else:
             curvature.seed(self.objective, p, failed.point, gtol,
                            min(SEED_PRODUCTS, self.max_iter - failed.n_iter))
-        else:
-            curvature.restart(failed.grad)
         again = solve(self.objective, failed.params, p, gtol=gtol,
                       max_iter=self.max_iter - failed.n_iter, curvature=curvature,
                       point=failed.point)
