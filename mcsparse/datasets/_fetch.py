@@ -20,8 +20,8 @@ from ._base import FETCH_NAMES, DataFile, fetch_file, get_data_home
 from ._chars74k_build import build_chars74k_subset
 from ._loaders import (
     _PENDIGITS_SHA256,
-    CHARS74K_FILE,
     CHARS74K_REBUILT,
+    _chars74k_path,
     LETTER_FILE,
     LIBSVM,
     LIBSVM_FILES,
@@ -170,11 +170,10 @@ def _fetch_source(source, home, progressbar):
 
 
 def _fetch_chars74k(home, progressbar):
-    for path in (home / CHARS74K_FILE.path, home / CHARS74K_REBUILT):
-        if path.exists():
-            if path.name == Path(CHARS74K_FILE.path).name:
-                fetch_file(CHARS74K_FILE, home, download_if_missing=False)
-            return [path]
+    try:  # the loader's file: the checked manifest copy, else a subset built before
+        return [_chars74k_path(home)]
+    except FileNotFoundError:
+        pass
     # no published checksum: pooch prints the sha256 of what it downloaded
     archive = _retrieve(CHARS74K_URL, None, "EnglishFnt.tgz", home, progressbar)
     return [build_chars74k_subset(archive, home / CHARS74K_REBUILT)]
