@@ -97,9 +97,8 @@ def parse(argv):
 def main(argv=None):
     from benchmarks.scaleout import DaskShareBoostVsInMemory
     from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_info
-
     import mcsparse
+    from mcsparse.utils._show_versions import format_blas
 
     args = parse(argv)
     command = " ".join(["python", f"asv_benchmarks/{Path(__file__).name}",
@@ -108,10 +107,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
     load_before = os.getloadavg()
     print(f"{command}\nmcsparse from {Path(mcsparse.__file__).parent}; load average "
-          f"{load_before[0]:.2f}; BLAS: " + ", ".join(
-              f"{i['internal_api']} {i.get('version')} {i.get('architecture')} "
-              f"{i['num_threads']} threads" for i in threadpool_info()
-              if i["user_api"] == "blas"), flush=True)
+          f"{load_before[0]:.2f}; BLAS: {format_blas()}", flush=True)
     bench = DaskShareBoostVsInMemory()
     bench.setup("dask")
     bench.data.pop("dask")  # each case persists its own chunks
