@@ -298,8 +298,7 @@ class RowChunks:
         cannot be computed, named).
         """
         n = len(self.futures)
-        # one message to the scheduler for all the chunks' tasks (a submit each
-        # took about 2 ms of the client's time: a tenth of a 10,000-row round)
+        # one message to the scheduler for all the chunks' tasks, not one per submit
         return self.client.map(_call, [fn] * n, self.futures, *(list(a) for a in per_chunk),
                                *([value] * n for value in shared), pure=False)
 

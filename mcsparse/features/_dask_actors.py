@@ -2,13 +2,13 @@
 
 A round of :class:`~mcsparse.features._dask.DaskCandidates` as tasks crosses
 the scheduler several times (the chunks' products, the pick, the picked
-columns, the gather): 60 to 90 ms a round on a loaded 2-core machine, with
-no work in the tasks. :class:`ChunkHolders` instead starts, once per fit,
-one dask actor per worker (:class:`ChunkHolder`), given the chunks that
-worker holds, their labels and the family's scanner; each round then calls
-the actors directly (10 to 20 ms on the same machine), sums the chunks'
-products here in chunk order, as the tasks' tree does (the same bits),
-and picks here by the scanner's rule.
+columns, the gather): latency that a small round does not cover (the user
+guide's scale-out page gives the measured cost). :class:`ChunkHolders`
+instead starts, once per fit, one dask actor per worker
+(:class:`ChunkHolder`), given the chunks that worker holds, their labels
+and the family's scanner; each round then calls the actors directly, sums
+the chunks' products here in chunk order, as the tasks' tree does (the
+same bits), and picks here by the scanner's rule.
 
 An actor holds its chunks for the whole fit: its worker cannot spill them
 to disk. When a worker's chunks pass its spill threshold (dask's

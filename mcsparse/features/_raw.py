@@ -47,8 +47,8 @@ def _raw_products(X, residual):
         R[np.abs(R) < np.finfo(np.float32).tiny] = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(X, np.ndarray):
-            # (R^T X)^T: OpenBLAS runs it about twice as fast as X^T R on a
-            # C-ordered X (MNIST pixels, 10 classes, one thread)
+            # (R^T X)^T: the product with X in its own (C) order, which OpenBLAS
+            # runs faster than X^T R (changelog)
             return (R.T @ X).T
         return np.asarray(X.T @ R)
 
