@@ -256,6 +256,12 @@ def test_the_scheduler_holds_no_more_tasks_after_more_rounds(client, pendigits):
     scan.release()
 
 
+async def _work_stealing(dask_scheduler, on):
+    """On the scheduler: start or stop its work stealing (``Client.run_on_scheduler``)."""
+    stealing = dask_scheduler.extensions["stealing"]
+    await (stealing.start() if on else stealing.stop())
+
+
 def _kept_columns(token):
     """On a worker: the candidate ids of each chunk's store of a fit (``Client.run``)."""
     from mcsparse.features._dask import _STORES
@@ -271,13 +277,23 @@ def test_selected_columns_are_kept_on_the_workers_until_release(client, pendigit
     the next rounds rebuild them from the chunks and pick as in memory, by
     the workers' actors (no fall back to tasks) or as tasks.
     """
+    X, y = pendigits
+    X, y = X[:1200], y[:1200].astype(np.intp)
+    # as tasks, a small task may be stolen by the other worker, which then
+    # keeps a second store of that piece (rebuilt, the same values): off here
+    client.run_on_scheduler(_work_stealing, on=actors)
+    try:
+        _check_kept_columns(client, X, y, actors)
+    finally:
+        client.run_on_scheduler(_work_stealing, on=True)
+
+
+def _check_kept_columns(client, X, y, actors):
     from mcsparse.features._chunk_scan import ScanLabels
     from mcsparse.features._dask import DaskCandidates, _drop_stores
     from mcsparse.features._dask_actors import ChunkHolders
     from mcsparse.loss import MulticlassLogisticLoss
 
-    X, y = pendigits
-    X, y = X[:1200], y[:1200].astype(np.intp)
     rng = np.random.default_rng(0)
     loss = MulticlassLogisticLoss()
     for family in (RawFeatures(), DecisionStumps(max_bins=10))[:2 if actors else 1]:
@@ -301,10 +317,15 @@ def test_selected_columns_are_kept_on_the_workers_until_release(client, pendigit
             assert got[1] == pytest.approx(expected[1], rel=1e-10)
             selected.append(got[0])
         assert isinstance(scan._actors, ChunkHolders) if actors else scan._actors is None
-        kept = {}
-        for stores in client.run(_kept_columns, token).values():
-            kept.update(stores)
-        assert kept == {0: selected, 1: selected, 2: selected}
+        # 3 chunks on 2 workers: the middle one is split, so each worker scans 600 rows
+        assert scan.row_chunks.sizes == (400, 200, 200, 400)
+        # the store of each piece on the worker that keeps it (a task stolen by
+        # the other worker leaves a second, rebuilt store there)
+        holders = client.who_has(scan.row_chunks.futures)
+        stores = client.run(_kept_columns, token)
+        kept = {i: stores[sorted(holders[f.key])[0]].get(i)
+                for i, f in enumerate(scan.row_chunks.futures)}
+        assert kept == {0: selected, 1: selected, 2: selected, 3: selected}
         scan.release()
         assert not any(client.run(_kept_columns, token).values())
 
@@ -666,3 +687,28 @@ def test_solver_warnings_reach_the_caller(client, pendigits):
     with pytest.warns(ConvergenceWarning, match="refits stopped"):
         ShareBoostClassifier(n_features_to_select=6, max_iter=2).fit(
             da.from_array(X, chunks=(2000, -1)), y)
+
+
+@pytest.mark.parametrize("sizes, n_workers", [
+    ([20000] * 3, 2), ([10000] * 6, 2), ([15000] * 4, 3), ([250, 0, 750], 2), ([5], 1),
+    ([1, 1, 1], 4), ([7, 3, 9, 1, 5], 3), ([100] * 50, 2)])
+def test_balanced_pieces_give_each_worker_its_share_of_rows(sizes, n_workers):
+    """The pieces cover every row once, in order; each share is n/W rows to one row."""
+    from mcsparse.features._dask import balanced_pieces
+
+    pieces = balanced_pieces(sizes, n_workers)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    rows = np.concatenate([np.arange(starts[c] + a, starts[c] + b) for c, a, b, _ in pieces])
+    np.testing.assert_array_equal(rows, np.arange(sum(sizes)))
+    assert all(b > a for _, a, b, _ in pieces)
+    shares = np.bincount([r for *_, r in pieces], weights=[b - a for _, a, b, _ in pieces],
+                         minlength=n_workers)
+    assert shares.shape == (n_workers,)
+    assert shares.max() - shares.min() <= 1
+    # a chunk is split only where a share ends inside it
+    assert len(pieces) <= sum(s > 0 for s in sizes) + n_workers - 1
+    if sizes == [20000] * 3:
+        assert pieces == [(0, 0, 20000, 0), (1, 0, 10000, 0), (1, 10000, 20000, 1),
+                          (2, 0, 20000, 1)]
+    if sizes == [10000] * 6:  # already even: no chunk split
+        assert [(a, b) for _, a, b, _ in pieces] == [(0, 10000)] * 6

@@ -77,9 +77,54 @@ def tree_levels(parts, combine_group):
     return level
 
 
-def _persisted(X, index, start):
-    """A chunk as it is kept on its worker: checked finite, aligned."""
-    return _aligned(check_finite_chunk(X, index, start))
+def _persisted(X, index, start, a, b):
+    """Rows ``a:b`` of a chunk as they are kept on a worker: the chunk checked finite, aligned.
+
+    The whole chunk is checked, so that an error names the user's chunk.
+    A part of a chunk is copied, so that the chunk itself can be freed.
+    """
+    check_finite_chunk(X, index, start)
+    if a == 0 and b == X.shape[0]:
+        return _aligned(X)
+    return X[a:b].copy()
+
+
+def balanced_pieces(sizes, n_workers):
+    """Pieces of row chunks ``sizes`` that give ``n_workers`` workers equal rows.
+
+    The rows are cut into ``n_workers`` shares of equal size (to one row),
+    and the chunks at the shares' bounds: a chunk is split only where a
+    share ends inside it, so at most ``n_workers - 1`` chunks are split,
+    and none when the chunks already fall evenly (6 chunks on 2 workers).
+    Dask's automatic chunks of MNIST (3 chunks) on 2 workers leave one
+    worker two chunks to scan every round, the other one: split, each
+    scans 1.5 chunks' rows.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The rows of each chunk (chunks of 0 rows are dropped).
+    n_workers : int
+        At least 1.
+
+    Returns
+    -------
+    pieces : list of tuple (chunk, start, stop, share)
+        Rows ``start:stop`` of chunk ``chunk`` (offsets in that chunk), to
+        be kept by the worker of share ``share``; in the order of the rows.
+    """
+    n = int(np.sum(sizes))
+    bounds = [(n * r) // n_workers for r in range(1, n_workers)]
+    pieces, first, share = [], 0, 0
+    for c, size in enumerate(sizes):
+        cuts = [0] + [x - first for x in bounds if first < x < first + size] + [size]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            while share < len(bounds) and first + a >= bounds[share]:
+                share += 1
+            if b > a:
+                pieces.append((c, a, b, share))
+        first += size
+    return pieces
 
 
 def _persisted_by(X, fn):
@@ -215,46 +260,53 @@ class RowChunks:
     def __init__(self, X, client=None):
         self.client = current_client() if client is None else client
         self.n_samples, self.n_features = (int(s) for s in X.shape)
-        self.sizes = tuple(int(c) for c in X.chunks[0])
-        self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
-        self._labels = None
-        self.token = uuid.uuid4().hex
-        self.keys = [(self.token, i) for i in range(len(self.sizes))]
         from distributed import futures_of
 
         X = self.client.persist(X)  # a no-op for an array persisted already
         by_key = {future.key: future for future in futures_of(X)}
         chunks = [by_key[row[0]] for row in X.__dask_keys__()]
-        workers = self._spread(chunks)
-        self.futures = [self.client.submit(_persisted, chunk, i, int(self.starts[i]),
-                                           workers=workers[i], allow_other_workers=True,
-                                           pure=False)
-                        for i, chunk in enumerate(chunks)]
-
-    def _spread(self, futures):
-        """A worker for each chunk (a list each, or None), from the chunks' ``futures``.
-
-        Every round reads every chunk where it is kept, so the chunks are
-        spread over the workers by rows when they are persisted, once: a
-        chunk stays on its worker while that worker holds at most its share
-        of the rows (``n_samples / n_workers``), and goes to the worker with
-        the fewest rows otherwise. A worker lost later leaves its chunks to
-        be recomputed anywhere.
-        """
+        sizes = [int(c) for c in X.chunks[0]]
         workers = sorted(self.client.scheduler_info()["workers"])
+        pieces = balanced_pieces(sizes, max(len(workers), 1))
+        owner = self._owners(chunks, pieces, workers)
+        self.chunk_of = [c for c, *_ in pieces]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        self.sizes = tuple(b - a for _, a, b, _ in pieces)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
+        self._labels = None
+        self.token = uuid.uuid4().hex
+        self.keys = [(self.token, i) for i in range(len(self.sizes))]
+        self._workers = [owner[r] for *_, r in pieces]
+        self.futures = [
+            self.client.submit(_persisted, chunks[c], c, int(starts[c]), a, b,
+                               workers=self._workers[i], allow_other_workers=True,
+                               pure=False)
+            for i, (c, a, b, _) in enumerate(pieces)]
+
+    def _owners(self, futures, pieces, workers):
+        """The worker (a list, or None) of each share of rows in ``pieces``.
+
+        Every round reads every piece where it is kept, so each worker is
+        given one share of the rows (:func:`balanced_pieces`), once, when
+        the chunks are persisted: the share goes to the free worker that
+        already holds the most of its rows, so that little data moves. A
+        worker lost later leaves its pieces to be recomputed anywhere.
+        """
+        n_shares = max(r for *_, r in pieces) + 1
         if not workers:
-            return [None] * len(self.sizes)
+            return [None] * n_shares
         who_has = self.client.who_has(futures)
-        share = self.n_samples / len(workers)
-        rows = dict.fromkeys(workers, 0)
-        chosen = []
-        for future, size in zip(futures, self.sizes):
-            held = [w for w in sorted(who_has.get(future.key, ())) if w in rows]
-            worker = held[0] if held and rows[held[0]] + size <= share else min(
-                workers, key=rows.__getitem__)
-            rows[worker] += size
-            chosen.append([worker])
-        return chosen
+        held = np.zeros((n_shares, len(workers)))
+        for c, a, b, r in pieces:
+            for w in who_has.get(futures[c].key, ()):
+                if w in workers:
+                    held[r, workers.index(w)] += b - a
+        owner, free = [], list(range(len(workers)))
+        for r in range(n_shares):
+            best = max(free, key=lambda w: (held[r, w], -w))
+            free.remove(best)
+            owner.append([workers[best]])
+        return owner
 
     def rows(self, i):
         """The rows of chunk ``i``: a slice of the training samples."""
@@ -265,7 +317,8 @@ class RowChunks:
         for i, future in enumerate(futures):
             if future.status not in ("error", "cancelled"):
                 continue
-            rows = f"X chunk {i} (rows {self.starts[i]} to {self.starts[i + 1] - 1})"
+            rows = (f"X chunk {self.chunk_of[i]} (rows {self.starts[i]} to "
+                    f"{self.starts[i + 1] - 1})")
             if future.status == "cancelled":
                 return RuntimeError(f"{rows} was lost: its task was cancelled (the client "
                                     "or the cluster shut down?)")
@@ -297,10 +350,22 @@ class RowChunks:
         errors of the tasks (a bad chunk's own ValueError; a chunk that
         cannot be computed, named).
         """
-        n = len(self.futures)
-        # one message to the scheduler for all the chunks' tasks, not one per submit
-        return self.client.map(_call, [fn] * n, self.futures, *(list(a) for a in per_chunk),
-                               *([value] * n for value in shared), pure=False)
+        per_chunk = [list(a) for a in per_chunk]
+        by_worker = {}
+        for i, workers in enumerate(self._workers):
+            by_worker.setdefault(tuple(workers or ()), []).append(i)
+        futures = [None] * len(self.futures)
+        # one message to the scheduler per worker, not one per chunk; each task
+        # goes to the worker given its chunk (elsewhere if that one is lost)
+        for workers, ids in by_worker.items():
+            done = self.client.map(_call, [fn] * len(ids), [self.futures[i] for i in ids],
+                                   *([a[i] for i in ids] for a in per_chunk),
+                                   *([value] * len(ids) for value in shared),
+                                   workers=list(workers) or None, allow_other_workers=True,
+                                   pure=False)
+            for i, future in zip(ids, done):
+                futures[i] = future
+        return futures
 
     def tree(self, futures, combine, finish=None, args=()):
         """A future of ``combine`` over ``futures``, by a tree of tasks on the workers.
@@ -350,9 +415,11 @@ class RowChunks:
         """``values`` (one row per sample) split by chunks: one future per chunk.
 
         Each part is the argument of a task, not scattered data: a worker
-        lost with it recomputes it.
+        lost with it recomputes it. It is kept by the worker given its
+        chunk, so that a task on that chunk moves no rows.
         """
-        return [self.client.submit(_identity, values[self.rows(i)], pure=False)
+        return [self.client.submit(_identity, values[self.rows(i)], workers=self._workers[i],
+                                   allow_other_workers=True, pure=False)
                 for i in range(len(self.sizes))]
 
     def release(self):
