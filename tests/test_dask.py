@@ -6,6 +6,7 @@ them; a worker killed during a fit changes nothing.
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -567,9 +568,39 @@ def test_killed_worker_gives_the_same_model(pendigits):
                 os.kill(pid, signal.SIGKILL)  # its nanny starts a new one
                 killed.append(worker)
 
-        got = ShareBoostClassifier(**params, callback=kill_one).fit(
-            da.from_array(X, chunks=(500, -1)), y)
+        with pytest.warns(RuntimeWarning, match="worker lost.*run as dask tasks"):
+            got = ShareBoostClassifier(**params, callback=kill_one).fit(
+                da.from_array(X, chunks=(500, -1)), y)
     assert killed
+    assert_same_fit(expected, got)
+
+
+@pytest.mark.parametrize("error", ["RuntimeError", "NoRoom"])
+def test_actors_that_cannot_start_leave_the_rounds_to_tasks_and_say_so(client, pendigits,
+                                                                       monkeypatch, error):
+    """A failed start is said (a RuntimeWarning); chunks past the spill threshold are not."""
+    import warnings
+
+    from mcsparse.features import _dask_actors
+
+    def refuse(self, *args):
+        raise getattr(_dask_actors, error, RuntimeError)("actors are off on this cluster")
+
+    X, y = pendigits
+    X, y = X[:1200], y[:1200]
+    params = dict(n_features_to_select=4, alpha=1e-4)
+    expected = ShareBoostClassifier(**params).fit(X, y)
+    monkeypatch.setattr(_dask_actors.ChunkHolders, "__init__", refuse)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = ShareBoostClassifier(**params).fit(da.from_array(X, chunks=(400, -1)), y)
+    said = [str(w.message) for w in record if issubclass(w.category, RuntimeWarning)]
+    if error == "NoRoom":  # by design: the tasks read spilled chunks back
+        assert said == []
+    else:
+        assert len(said) == 1
+        assert re.search("actors could not start.*RuntimeError: actors are off.*run as "
+                         "dask tasks", said[0])
     assert_same_fit(expected, got)
 
 

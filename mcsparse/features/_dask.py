@@ -37,6 +37,7 @@ by the solver, never reads the solver's objects.
 
 import threading
 import uuid
+import warnings
 
 import numpy as np
 
@@ -498,6 +499,7 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         self._chunks = RowChunks(X, self.client)
         self._gathered = {}
         self._actors = None  # started at the first round
+        self._fallback = None  # why the rounds run as tasks, until it is said
         self.family_ = self.family._fit_chunks(self._chunks)
         if self.family_._replaces_chunks:
             # the candidates' matrix, per chunk: what the other methods read
@@ -631,6 +633,11 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         columns = chunks.map(_picked_columns, per_chunk=(chunks.keys,),
                              shared=(self._scanner, pick))
         (j, score), *parts = chunks._get(products, [pick, *columns])
+        if self._fallback is not None:  # said once the tasks ran, not before their errors
+            warnings.warn(f"{self._fallback}; the rounds run as dask tasks from here: the same "
+                          "results, one round trip to the scheduler more a round",
+                          RuntimeWarning, stacklevel=2)
+            self._fallback = None
         self._gathered[j] = np.concatenate(parts)
         self.family_._picked(j)  # on the client, as best_candidate in memory notes it
         return j, score
@@ -639,22 +646,29 @@ class DaskCandidates(CandidateFeatures, ModelScan):
         """A round by the workers' actors (:mod:`~._dask_actors`); None: run it as tasks.
 
         The actors are started at the first round; once a round fails (a
-        worker lost), the path runs as tasks to its end.
+        worker lost), the path runs as tasks to its end, and the first round
+        the tasks finish says so (a RuntimeWarning).
         """
         if not self._use_actors or self._actors is False:
             return None
-        from ._dask_actors import ChunkHolders
+        from ._dask_actors import ChunkHolders, NoRoom
 
         if self._actors is None:
             try:
                 self._actors = ChunkHolders(self._chunks, per_chunk, self._scanner)
-            except Exception:  # noqa: BLE001 - the tasks raise the chunks' errors, named
+            except NoRoom:  # the tasks read spilled chunks back (the user guide says so)
                 self._actors = False
+                return None
+            except Exception as exc:  # noqa: BLE001 - the tasks raise the chunks' errors, named
+                self._actors = False
+                self._fallback = ("the workers' actors could not start "
+                                  f"({type(exc).__name__}: {exc})")
                 return None
         best = self._actors.best(self._scanner, excluded, model)
         if best is None:
             self._actors.release()
             self._actors = False
+            self._fallback = "a round by the workers' actors did not finish (a worker lost?)"
         return best
 
     def training_columns(self, ids):

@@ -64,6 +64,10 @@ class ChunkHolder:
                 for X, key in zip(self.chunks, self.keys)]
 
 
+class NoRoom(RuntimeError):
+    """A worker's chunks pass its spill threshold: the rounds run as tasks, by design."""
+
+
 def _check_room(client, by_worker, keys):
     """Raise when a worker's chunks pass its spill threshold: the tasks then run.
 
@@ -79,7 +83,7 @@ def _check_room(client, by_worker, keys):
         limit = info.get(worker, {}).get("memory_limit") or 0
         held = sum(nbytes.get(keys[i], 0) for i in indices)
         if limit and held > spill * limit:
-            raise RuntimeError(f"{held} bytes of chunks on {worker}, above its spill threshold")
+            raise NoRoom(f"{held} bytes of chunks on {worker}, above its spill threshold")
 
 
 def tree_sum(parts):
