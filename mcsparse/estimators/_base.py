@@ -125,7 +125,7 @@ class ScoresMixin:
         -------
         scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
             For two classes the 1-D difference ``score_1 - score_0``. A dask
-            array, float64, for a dask ``X`` (ShareBoost), with its row
+            array, float64, for a dask ``X`` (ShareBoost, one-vs-rest), with its row
             chunks (their sizes known or not; an empty chunk gives an empty
             block).
         """
@@ -143,7 +143,7 @@ class ScoresMixin:
         -------
         y_pred : ndarray of shape (n_samples,)
             Predicted class labels (ties go to the first class). A dask
-            array of ``classes_``'s dtype for a dask ``X`` (ShareBoost), with
+            array of ``classes_``'s dtype for a dask ``X`` (ShareBoost, one-vs-rest), with
             its row chunks.
         """
         scores = self._scores(X)
@@ -165,7 +165,7 @@ class ProbaMixin:
         -------
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to one; columns follow ``classes_``. A dask array for a
-            dask ``X`` (ShareBoost), with its row chunks.
+            dask ``X`` (ShareBoost, one-vs-rest), with its row chunks.
         """
         return _softmax(self._scores(X))
 
@@ -181,7 +181,7 @@ class ProbaMixin:
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probabilities; columns follow ``classes_``. A dask array for a
-            dask ``X`` (ShareBoost), with its row chunks.
+            dask ``X`` (ShareBoost, one-vs-rest), with its row chunks.
         """
         return _softmax(self._scores(X), log=True)
 
@@ -221,7 +221,7 @@ class StagedMixin:
         ------
         scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
             One item per round ``t = 1 .. n_iter_``. A dask array for a dask
-            ``X`` (ShareBoost): compute the items together,
+            ``X`` (ShareBoost, one-vs-rest): compute the items together,
             ``dask.compute(*stages)``, so that the selected candidates of
             ``X`` are computed once, not once per round.
         """
@@ -240,7 +240,7 @@ class StagedMixin:
         ------
         y_pred : ndarray of shape (n_samples,)
             One item per round ``t = 1 .. n_iter_``. A dask array for a dask
-            ``X`` (ShareBoost): compute the items together,
+            ``X`` (ShareBoost, one-vs-rest): compute the items together,
             ``dask.compute(*stages)``, so that the selected candidates of
             ``X`` are computed once, not once per round.
         """

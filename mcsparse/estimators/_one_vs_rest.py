@@ -7,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..features import RawFeatures
 from ..loss import BinaryLogisticLoss
 from ..solvers import shareboost_path
+from ..utils._dask import is_dask_array, map_rows
 from ..utils.validation import shown
 from ._base import ProbaMixin, ScoresMixin, StagedMixin
 from ._greedy import _BaseGreedy
@@ -229,21 +230,28 @@ class OneVsRestGreedyClassifier(StagedMixin, ProbaMixin, ScoresMixin, _BaseGreed
 
     def _staged_scores(self, X):
         union = self._union_columns(X)
-        k = self.classes_.shape[0]
-        scores = np.empty((union.shape[0], k))
         for t in range(1, self.n_iter_ + 1):
-            for c in range(k):
-                w = self._coef_path[c][t - 1]
-                cols = union[:, self._columns_of[c, :w.size]]
-                scores[:, c] = cols @ w + self._intercept_path[c][t - 1]
-            yield scores.copy()
+            yield self._scores_at(union, t - 1)
 
     def _scores(self, X):
-        union = self._union_columns(X)
-        k = self.classes_.shape[0]
-        scores = np.empty((union.shape[0], k))
-        for c in range(k):
-            w = self._coef_path[c][-1]
-            scores[:, c] = (union[:, self._columns_of[c, :w.size]] @ w
-                            + self._intercept_path[c][-1])
-        return scores
+        return self._scores_at(self._union_columns(X), -1)
+
+    def _scores_at(self, union, t):
+        """The binary scores of round ``t`` (``-1``: the last) on the union's columns.
+
+        A dask ``union`` gives a dask array of its row chunks (known or not).
+        """
+        coefs = [path[t] for path in self._coef_path]
+        intercepts = np.array([path[t] for path in self._intercept_path])
+        if is_dask_array(union):
+            return map_rows(_binary_scores, union, self._columns_of, coefs, intercepts,
+                            width=len(coefs))
+        return _binary_scores(union, self._columns_of, coefs, intercepts)
+
+
+def _binary_scores(union, columns_of, coefs, intercepts):
+    """Each class's binary score: its coefficients on its own columns of ``union``."""
+    scores = np.empty((union.shape[0], len(coefs)))
+    for c, w in enumerate(coefs):
+        scores[:, c] = union[:, columns_of[c, :w.size]] @ w + intercepts[c]
+    return scores
