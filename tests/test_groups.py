@@ -255,3 +255,39 @@ def test_store_threads_give_the_same_products():
     np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(stores[1].rmatmul(R, W.shape[1]),
                                stores[0].rmatmul(R, W.shape[1]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, n_threads, row_block", [
+    (0, 1, 700), (1, 1, 700), (2100, 1, 10**6), (2100, 1, 700), (2100, 2, 700),
+    (2**19 + 1, 2, 2**18)])  # the last: float32 storage
+def test_rmatmul_filled_is_rmatmul_of_the_filled_rows(n, n_threads, row_block):
+    """``M`` filled and multiplied block by block: ``rmatmul`` of the whole ``M`` (the
+    same bits) and ``M``'s column sums, with every row filled once; the base class
+    (``DaskColumns``, ``SparseColumns``) fills ``M`` whole."""
+    from mcsparse.solvers._columns import ColumnStore
+
+    rng = np.random.default_rng(n + n_threads)
+    store = SelectedColumns(n, 4, n_threads=n_threads, row_block=row_block)
+    stumps = (rng.random((n, 3)) < 0.4).astype(float)  # exact float32 values
+    store.put(stumps, 0, center=True)
+    store.put(rng.standard_normal((n, 3)) * (rng.random((n, 1)) < 0.3), 3)  # row-sparse
+    assert store.dtype == (np.float32 if n > 2**19 else np.float64)
+    M = rng.standard_normal((n, 9))
+    filled = []
+
+    def fill(rows, out):
+        assert out.shape == (rows.stop - rows.start, 9) and out.flags.c_contiguous
+        filled.append((rows.start, rows.stop))
+        out[:] = M[rows]
+
+    for p in (0, 3, 6):  # whole blocks (an empty block is stored as a group)
+        filled.clear()
+        prod, sums = store.rmatmul_filled(fill, 9, p)
+        assert prod.shape == (p, 9) and sums.shape == (9,)
+        np.testing.assert_array_equal(prod, store.rmatmul(M, p))
+        np.testing.assert_allclose(sums, M.sum(axis=0), rtol=1e-12, atol=1e-9)
+        starts, stops = zip(*sorted(filled)) if filled else ((), ())
+        assert list(starts[1:]) == list(stops[:-1]) and (not n or (starts[0], stops[-1]) == (0, n))
+        base_prod, base_sums = ColumnStore.rmatmul_filled(store, fill, 9, p)
+        np.testing.assert_array_equal(base_prod, prod)
+        np.testing.assert_allclose(base_sums, sums, rtol=1e-12, atol=1e-9)

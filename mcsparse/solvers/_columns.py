@@ -216,6 +216,34 @@ class ColumnStore:
         """
         return [fn(slice(0, self.n_samples))]
 
+    def rmatmul_filled(self, fill, width, p):
+        """``X[:, :p].T @ M`` and the column sums of ``M``, whose rows ``fill`` writes.
+
+        For a wide ``M`` that is row-local work (the per-row Hessian blocks of
+        :meth:`~mcsparse.solvers._objective.LinearObjective.hessian_columns`):
+        :class:`SelectedColumns` fills and multiplies it one row block at a
+        time, on its threads, so that the whole ``M`` never exists; here it is
+        filled whole, then multiplied by :meth:`rmatmul`.
+
+        Parameters
+        ----------
+        fill : callable
+            ``fill(rows, out)`` writes the rows ``rows`` (a ``slice``) of ``M``
+            into ``out``, a float64 C-ordered array of shape (rows, width).
+        width : int
+            Columns of ``M``.
+        p : int
+            Columns of the store used.
+
+        Returns
+        -------
+        product : ndarray of shape (p, width)
+        sums : ndarray of shape (width,)
+        """
+        M = np.empty((self.n_samples, width))
+        self.map_rows(lambda rows: fill(rows, M[rows]))
+        return self.rmatmul(M, p), np.ones(self.n_samples) @ M
+
 
 class SelectedColumns(ColumnStore):
     """Growing store of the selected columns, dense or row-sparse, in row blocks.
@@ -649,6 +677,28 @@ class SelectedColumns(ColumnStore):
             return part
 
         return sum(self._map(work)) if p else np.zeros((0, M.shape[1]))
+
+    def rmatmul_filled(self, fill, width, p):
+        """:meth:`ColumnStore.rmatmul_filled`, one row block at a time on the threads.
+
+        Each block's rows of ``M`` are filled and multiplied while they are
+        in cache; the blocks' parts are added in block order, as
+        :meth:`rmatmul` adds them (the same bits on any number of threads).
+        """
+        p = self._check_p(p, "p")
+        n_dense, where, shift = self._dense_part(p)
+
+        def work(b):
+            M = np.empty((b.stop - b.start, width))
+            fill(slice(b.start, b.stop), M)
+            part, dense = np.zeros((p, width)), np.empty((n_dense, width))
+            dense_rmatmul(b.dense, shift, n_dense, M, dense)
+            part[where] = dense
+            self._groups_rmatmul(b, M, part)
+            return part, np.ones(M.shape[0]) @ M
+
+        parts = self._map(work)
+        return sum(part for part, _ in parts), sum(sums for _, sums in parts)
 
     def value_grad(self, Wt, intercept, loss, y, sample_weight, scores, residual):
         """The fused pass: loss sum and gradient at ``scores = X[:, :p] @ Wt + intercept``.

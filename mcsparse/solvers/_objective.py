@@ -505,12 +505,15 @@ class LinearObjective:
             V[:, with_b + j - first] = self.columns.column(j)
         width, kk = V.shape[1], k * (k + 1) // 2
         V /= self.total  # the normalisation, on V rather than on the wider M
-        M, P, w = np.empty((n, width * kk)), self.proba(point), self.sample_weight
-        self.columns.map_rows(lambda r: self.loss.hessian_rows(
-            P[r], None if w is None else w[r], V[r], M[r]))
-        prod = self.columns.rmatmul(M, p)  # (p, width * kk)
-        if self.fit_intercept:  # the column sums by BLAS (NumPy's axis-0 sum is slower)
-            prod = np.vstack([np.ones(n) @ M, prod])
+        P, w = self.proba(point), self.sample_weight
+
+        def fill(r, out):  # M's rows: every row's Hessian block times V's row
+            self.loss.hessian_rows(P[r], None if w is None else w[r], V[r], out)
+
+        # (p, width * kk) and M's column sums, M made and used block by block
+        prod, sums = self.columns.rmatmul_filled(fill, width * kk, p)
+        if self.fit_intercept:
+            prod = np.vstack([sums, prod])
         rows, cols = np.triu_indices(k)
         full = np.empty((prod.shape[0], width, k, k))
         packed = prod.reshape(prod.shape[0], width, kk)
