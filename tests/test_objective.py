@@ -582,6 +582,10 @@ def test_loss_hessian_product_is_the_derivative_of_the_gradient(loss):
     R = np.empty_like(S)
     loss.sum_gradient(S, y, w, R)
     HU = loss.hessian_product(loss.proba(R, y, w), w, U)
+    out, w0 = np.full_like(R, np.nan), w.copy()
+    w0[3] = 0.0  # a row of weight zero: e_y, written into out as well
+    assert loss.proba(R, y, w0, out=out) is out
+    np.testing.assert_array_equal(out, loss.proba(R, y, w0))
     eps = 1e-6
     Rp, Rm = np.empty_like(S), np.empty_like(S)
     loss.sum_gradient(S + eps * U, y, w, Rp)

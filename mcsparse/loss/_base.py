@@ -229,7 +229,7 @@ class Loss:
         self.kernel.loss_gradient(scores, y, None, out, loss)
         return loss
 
-    def proba(self, residual, y, sample_weight):
+    def proba(self, residual, y, sample_weight, out=None):
         """The curvature state of each row from the weighted residual rows.
 
         For the soft-max losses, whose gradient rows are ``w_i (p_i -
@@ -244,14 +244,20 @@ class Loss:
             Labels, intp.
         sample_weight : ndarray of shape (n_samples,) or None
             The weights of ``residual``.
+        out : ndarray of shape (n_samples, n_scores), default=None
+            Where to write the result (float64); None allocates it.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_scores)
             ``p_i``; rows of weight zero get ``e_{y_i}`` (they carry no
-            curvature).
+            curvature). ``out`` when given.
         """
-        P = residual.copy()
+        if out is None:
+            P = residual.copy()
+        else:
+            P = out
+            P[...] = residual
         if sample_weight is not None:
             np.divide(P, sample_weight[:, None], out=P, where=sample_weight[:, None] > 0)
             P[sample_weight == 0] = 0.0

@@ -429,7 +429,8 @@ class LinearObjective:
         w, P = self.sample_weight, np.empty_like(point.residual)
 
         def rows(r):  # row-local: the same bits on any number of threads
-            P[r] = self.loss.proba(point.residual[r], self.y[r], None if w is None else w[r])
+            self.loss.proba(point.residual[r], self.y[r], None if w is None else w[r],
+                            out=P[r])
 
         self.columns.map_rows(rows)
         return P
