@@ -291,3 +291,40 @@ def test_rmatmul_filled_is_rmatmul_of_the_filled_rows(n, n_threads, row_block):
         base_prod, base_sums = ColumnStore.rmatmul_filled(store, fill, 9, p)
         np.testing.assert_array_equal(base_prod, prod)
         np.testing.assert_allclose(base_sums, sums, rtol=1e-12, atol=1e-9)
+
+
+def test_chunk_put_appends_without_copying_the_store_and_leaves_it_unchanged():
+    """``DaskColumns``' task: a new store, the old one as it was (the task is pure); an
+    appended column shares the old dense buffers, a replaced one does not."""
+    from mcsparse.solvers._dask_columns import _chunk_put
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = rng.standard_normal((n, 6))
+    shift = X.mean(axis=0)
+    old = SelectedColumns(n, 4, row_block=128)
+    old.put(X[:, :2], 0, shift=shift[:2])
+    W = rng.standard_normal((2, 5))
+    before = old.matmul(W, np.empty((n, 5)))
+
+    def reference(cols):
+        store = SelectedColumns(n, 6)
+        store.put(X[:, cols], 0, shift=shift[cols])
+        return store
+
+    new = _chunk_put(None, old, X[:, 2:3], 2, shift[2:3])  # within capacity
+    assert all(np.shares_memory(a.dense, b.dense) for a, b in zip(old._blocks, new._blocks))
+    grown = _chunk_put(None, new, X[:, 3:6], 3, shift[3:6])  # past capacity: new buffers
+    assert not any(np.shares_memory(a.dense, b.dense) for a, b in zip(new._blocks, grown._blocks))
+    replaced = _chunk_put(None, grown, X[:, 5:6], 1, shift[5:6])  # from column 1: a copy
+    assert not any(np.shares_memory(a.dense, b.dense)
+                   for a, b in zip(grown._blocks, replaced._blocks))
+    assert (old.n_columns, new.n_columns, grown.n_columns, replaced.n_columns) == (2, 3, 6, 2)
+    np.testing.assert_array_equal(old.matmul(W, np.empty((n, 5))), before)
+    V = rng.standard_normal((6, 5))
+    for store, cols in ((old, [0, 1]), (new, [0, 1, 2]), (grown, list(range(6))),
+                        (replaced, [0, 5])):
+        p = len(cols)
+        np.testing.assert_allclose(store.matmul(V[:p], np.empty((n, 5))),
+                                   reference(cols).matmul(V[:p], np.empty((n, 5))),
+                                   rtol=1e-13, atol=1e-13)

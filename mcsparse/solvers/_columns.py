@@ -30,6 +30,7 @@ the columns of ``W``. Products take and return coefficient matrices in the
 transposed layout ``Wt`` of shape (n_columns, n_scores).
 """
 
+import copy
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -322,6 +323,21 @@ class SelectedColumns(ColumnStore):
     def n_groups(self):
         """Number of row-sparse groups stored."""
         return len(self._blocks[0].groups)
+
+    def copy(self, *, share_buffers=False):
+        """An independent copy; with ``share_buffers``, one that may only grow.
+
+        With ``share_buffers`` the copy reads the same dense buffers, without
+        copying them: the copy may then only append columns (``put`` at
+        ``n_columns``), which writes past the columns this store reads, or
+        into new buffers when the old ones are full; this store must not take
+        columns after that (its appended columns would overwrite the copy's).
+        A ``DaskColumns`` chunk store grows so by one column a round, as a
+        pure task: without the sharing every round would copy the whole
+        chunk store.
+        """
+        memo = {id(b.dense): b.dense for b in self._blocks} if share_buffers else {}
+        return copy.deepcopy(self, memo)
 
     def __getstate__(self):  # the thread pool does not pickle
         state = self.__dict__.copy()

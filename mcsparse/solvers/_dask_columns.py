@@ -12,8 +12,6 @@ The client then holds ``n_samples x n_scores`` arrays (the scores and
 residuals the objective keeps), never the ``n_samples x n_rounds`` columns.
 """
 
-import copy
-
 import numpy as np
 
 from ..features._base import Dense, TrainingBlock
@@ -53,8 +51,15 @@ def _chunk_store(X, n_rows, capacity):
 
 
 def _chunk_put(X, store, block, start, shift):
-    """A copy of ``store`` with ``block`` put at ``start``, centred by the global ``shift``."""
-    store = copy.deepcopy(store)
+    """A copy of ``store`` with ``block`` put at ``start``, centred by the global ``shift``.
+
+    ``store`` itself is unchanged, as a task's argument must be. Appended
+    columns (a path's rounds) go past the columns ``store`` reads, so the
+    copy shares its dense buffers (:meth:`SelectedColumns.copy`): a round
+    copies the new column, not the whole chunk store. ``DaskColumns.put``
+    releases ``store`` once the copy exists, so nothing appends to it again.
+    """
+    store = store.copy(share_buffers=start == store.n_columns)
     store.put(block, start, shift=shift)
     return store
 
