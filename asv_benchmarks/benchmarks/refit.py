@@ -290,6 +290,46 @@ class LbfgsTwoLoop(Benchmark):
         self.func(self.pairs, self.g.copy(), 0.5)
 
 
+class HessianColumns(Benchmark):
+    """The exact bordering's Hessian columns of a new column, its per-row blocks made two ways.
+
+    ``LinearObjective.hessian_columns`` multiplies the stored columns by the
+    per-row Hessian blocks of the new column (``n x k(k+1)/2`` values).
+    ``"row-blocks"``: the store fills and multiplies them one row block at a
+    time (``SelectedColumns.rmatmul_filled``), in cache; ``"whole"``: the
+    base class's fill of the whole matrix, then one product (what every
+    store did before). Letter's sizes (16,000 rows, 26 classes: 351 values a
+    row) and pendigits' (7,494 rows, 10 classes), 50 stored dense columns,
+    two threads. Quick mode: half the rows.
+    """
+
+    param_names = ["shape", "implementation"]
+    params = (["letter", "pendigits"], ["row-blocks", "whole"])
+
+    def setup(self, shape, implementation):
+        from functools import partial
+
+        from mcsparse.loss import MulticlassLogisticLoss
+        from mcsparse.solvers._columns import ColumnStore, SelectedColumns
+        from mcsparse.solvers._objective import LinearObjective
+
+        n, k = {"letter": (16_000, 26), "pendigits": (7_494, 10)}[shape]
+        n = n // 2 if quick() else n
+        rng = np.random.default_rng(0)
+        store = SelectedColumns(n, 50, n_threads=2)
+        store.put((rng.random((n, 50)) < 0.5).astype(float), 0, center=True)
+        if implementation == "whole":
+            store.rmatmul_filled = partial(ColumnStore.rmatmul_filled, store)
+        y = rng.integers(0, k, n).astype(np.intp)
+        self.objective = LinearObjective(store, y, n_classes=k,
+                                         loss=MulticlassLogisticLoss())
+        params = 0.1 * rng.standard_normal(self.objective.n_params(50))
+        self.point = self.objective.evaluate(params, 50)
+
+    def time_hessian_columns(self, shape, implementation):
+        self.objective.hessian_columns(49, 50, point=self.point)
+
+
 class SeparableEndgame(Benchmark):
     """The paper's bare loss (alpha=0) on separable data: do late rounds cost more?
 
