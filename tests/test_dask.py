@@ -661,6 +661,18 @@ def test_nan_in_a_chunk_is_named(client, pendigits):
         fitted.predict(da.from_array(X[:, 1:], chunks=(300, -1)))
 
 
+@pytest.mark.parametrize("row", [310, 550])
+def test_nan_in_a_split_chunk_names_the_whole_chunk(client, pendigits, row):
+    """Chunk 1 of (300, 300, 300, 100) is cut at row 500 for 2 workers: a NaN in
+    either piece names the user's chunk and its rows, not the piece."""
+    X, y = pendigits
+    X = X[:1000].copy()
+    X[row, 3] = np.inf
+    with pytest.raises(ValueError, match=r"X chunk 1 \(rows 300 to 599\) contains NaN"):
+        ShareBoostClassifier(n_features_to_select=3).fit(
+            da.from_array(X, chunks=(300, -1)), y[:1000])
+
+
 def _unreadable_chunk_2(block, block_info=None):
     if block_info[0]["chunk-location"][0] == 2:
         raise OSError("disk read failed")

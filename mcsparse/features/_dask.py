@@ -79,15 +79,18 @@ def tree_levels(parts, combine_group):
 
 
 def _persisted(X, index, start, a, b):
-    """Rows ``a:b`` of a chunk as they are kept on a worker: the chunk checked finite, aligned.
+    """Rows ``a:b`` of a chunk as they are kept on a worker: checked finite, aligned.
 
-    The whole chunk is checked, so that an error names the user's chunk.
+    An error names the user's chunk (index ``index``, rows from ``start``),
+    whichever of its pieces it is in; each piece checks its own rows only.
     A part of a chunk is copied, so that the chunk itself can be freed.
     """
-    check_finite_chunk(X, index, start)
     if a == 0 and b == X.shape[0]:
-        return _aligned(X)
-    return X[a:b].copy()
+        return _aligned(check_finite_chunk(X, index, start))
+    piece = X[a:b]
+    if not np.isfinite(piece).all():
+        check_finite_chunk(X, index, start)  # raises, naming the whole chunk
+    return piece.copy()
 
 
 def balanced_pieces(sizes, n_workers):

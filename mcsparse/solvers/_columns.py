@@ -682,17 +682,22 @@ class SelectedColumns(ColumnStore):
         p = self._check_p(p, "p")
         if M.ndim != 2 or M.shape[0] != self.n_samples:
             raise ValueError(f"M must have shape ({self.n_samples}, r), got {M.shape}")
-        n_dense, where, shift = self._dense_part(p)
+        dense_part = self._dense_part(p)
 
         def work(b):
-            part = np.zeros((p, M.shape[1]))
-            dense = np.empty((n_dense, M.shape[1]))
-            dense_rmatmul(b.dense, shift, n_dense, M[b.start:b.stop], dense)
-            part[where] = dense
-            self._groups_rmatmul(b, M[b.start:b.stop], part)
-            return part
+            return self._block_rmatmul(b, M[b.start:b.stop], p, dense_part)
 
         return sum(self._map(work)) if p else np.zeros((0, M.shape[1]))
+
+    def _block_rmatmul(self, b, M, p, dense_part):
+        """Block ``b``'s part of ``X[:, :p].T @ M``, ``M`` its rows; ``dense_part``
+        is :meth:`_dense_part` of ``p``."""
+        n_dense, where, shift = dense_part
+        part, dense = np.zeros((p, M.shape[1])), np.empty((n_dense, M.shape[1]))
+        dense_rmatmul(b.dense, shift, n_dense, M, dense)
+        part[where] = dense
+        self._groups_rmatmul(b, M, part)
+        return part
 
     def rmatmul_filled(self, fill, width, p):
         """:meth:`ColumnStore.rmatmul_filled`, one row block at a time on the threads.
@@ -702,16 +707,12 @@ class SelectedColumns(ColumnStore):
         :meth:`rmatmul` adds them (the same bits on any number of threads).
         """
         p = self._check_p(p, "p")
-        n_dense, where, shift = self._dense_part(p)
+        dense_part = self._dense_part(p)
 
         def work(b):
             M = np.empty((b.stop - b.start, width))
             fill(slice(b.start, b.stop), M)
-            part, dense = np.zeros((p, width)), np.empty((n_dense, width))
-            dense_rmatmul(b.dense, shift, n_dense, M, dense)
-            part[where] = dense
-            self._groups_rmatmul(b, M, part)
-            return part, np.ones(M.shape[0]) @ M
+            return self._block_rmatmul(b, M, p, dense_part), np.ones(M.shape[0]) @ M
 
         parts = self._map(work)
         return sum(part for part, _ in parts), sum(sums for _, sums in parts)
