@@ -746,6 +746,36 @@ def test_solver_warnings_reach_the_caller(client, pendigits):
             da.from_array(X, chunks=(2000, -1)), y)
 
 
+def _bytes_received(dask_worker):
+    """On a worker: the bytes it fetched from other workers so far (``Client.run``)."""
+    return sum(entry["total"] for entry in dask_worker.transfer_incoming_log)
+
+
+def test_a_split_chunk_sends_only_the_rows_another_worker_keeps(client):
+    """Chunks of 400, 400 and 400 rows, the first two on one worker: that worker
+    keeps rows 0 to 599 and cuts the middle chunk where it is held, so that the
+    other worker receives its 200 rows, not the whole chunk."""
+    from mcsparse.features._dask import RowChunks
+
+    workers = sorted(client.scheduler_info()["workers"])
+    x = np.random.default_rng(0).standard_normal((1200, 50))
+    parts = [client.scatter(x[a:a + 400], workers=[w])
+             for a, w in zip((0, 400, 800), (workers[0], workers[0], workers[1]))]
+    X = client.persist(da.concatenate([da.from_delayed(p, (400, 50), x.dtype) for p in parts]))
+    distributed.wait(X)
+    held = client.who_has(X)
+    assert sorted(held[key] for key in held) == [(workers[0],), (workers[0],), (workers[1],)]
+    before = client.run(_bytes_received)
+    chunks = RowChunks(X, client)
+    distributed.wait(chunks.futures)
+    received = {w: client.run(_bytes_received)[w] - before[w] for w in workers}
+    assert chunks.sizes == (400, 200, 200, 400)
+    assert [tuple(w) for w in chunks._workers] == [(workers[0],)] * 2 + [(workers[1],)] * 2
+    assert received == {workers[0]: 0, workers[1]: x[:200].nbytes}
+    np.testing.assert_array_equal(np.concatenate(client.gather(chunks.futures)), x)
+    chunks.release()
+
+
 @pytest.mark.parametrize("sizes, n_workers", [
     ([20000] * 3, 2), ([10000] * 6, 2), ([15000] * 4, 3), ([250, 0, 750], 2), ([5], 1),
     ([1, 1, 1], 4), ([7, 3, 9, 1, 5], 3), ([100] * 50, 2)])

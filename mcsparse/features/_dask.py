@@ -78,19 +78,34 @@ def tree_levels(parts, combine_group):
     return level
 
 
-def _persisted(X, index, start, a, b):
-    """Rows ``a:b`` of a chunk as they are kept on a worker: checked finite, aligned.
+def _checked_rows(X, index, start, a, b):
+    """Rows ``a:b`` of a chunk, checked finite: a view of the chunk.
 
     An error names the user's chunk (index ``index``, rows from ``start``),
     whichever of its pieces it is in; each piece checks its own rows only.
-    A part of a chunk is copied, so that the chunk itself can be freed.
     """
     if a == 0 and b == X.shape[0]:
-        return _aligned(check_finite_chunk(X, index, start))
+        return check_finite_chunk(X, index, start)
     piece = X[a:b]
     if not np.isfinite(piece).all():
         check_finite_chunk(X, index, start)  # raises, naming the whole chunk
-    return piece.copy()
+    return piece
+
+
+def _persisted(X, index, start, a, b):
+    """Rows ``a:b`` of a chunk as they are kept on a worker: checked finite, aligned.
+
+    A part of a chunk is copied, so that the chunk itself can be freed.
+    """
+    return _kept(_checked_rows(X, index, start, a, b), a == 0 and b == X.shape[0])
+
+
+def _kept(piece, whole):
+    """``piece`` as a worker keeps it: aligned; a part of a chunk that is still a
+    view of it in this process is copied, so that the chunk itself can be freed."""
+    if not whole and isinstance(piece.base, np.ndarray) and piece.base.nbytes > piece.nbytes:
+        return piece.copy()
+    return _aligned(piece)
 
 
 def balanced_pieces(sizes, n_workers):
@@ -272,7 +287,8 @@ class RowChunks:
         sizes = [int(c) for c in X.chunks[0]]
         workers = sorted(self.client.scheduler_info()["workers"])
         pieces = balanced_pieces(sizes, max(len(workers), 1))
-        owner = self._owners(chunks, pieces, workers)
+        who_has = self.client.who_has(chunks) if workers else {}
+        owner = self._owners(chunks, pieces, workers, who_has)
         self.chunk_of = [c for c, *_ in pieces]
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
         self.sizes = tuple(b - a for _, a, b, _ in pieces)
@@ -282,12 +298,29 @@ class RowChunks:
         self.keys = [(self.token, i) for i in range(len(self.sizes))]
         self._workers = [owner[r] for *_, r in pieces]
         self.futures = [
-            self.client.submit(_persisted, chunks[c], c, int(starts[c]), a, b,
-                               workers=self._workers[i], allow_other_workers=True,
-                               pure=False)
+            self._piece(chunks[c], sizes[c], (c, int(starts[c]), a, b), self._workers[i],
+                        who_has.get(chunks[c].key, ()))
             for i, (c, a, b, _) in enumerate(pieces)]
 
-    def _owners(self, futures, pieces, workers):
+    def _piece(self, chunk, size, where, owner, holders):
+        """A future of rows ``a:b`` of a chunk of ``size`` rows kept on ``owner``:
+        ``where = (index, start, a, b)``.
+
+        A piece for a worker that does not hold its chunk is cut (and
+        checked) where the chunk is held, so that only its rows move, not
+        the whole chunk. Its lineage runs through the cut: a lost worker's
+        pieces are recomputed from the array.
+        """
+        submit = self.client.submit
+        if not holders or owner is None or owner[0] in holders:
+            return submit(_persisted, chunk, *where, workers=owner,
+                          allow_other_workers=True, pure=False)
+        cut = submit(_checked_rows, chunk, *where, workers=list(holders),
+                     allow_other_workers=True, pure=False)
+        return submit(_kept, cut, where[2] == 0 and where[3] == size, workers=owner,
+                      allow_other_workers=True, pure=False)
+
+    def _owners(self, futures, pieces, workers, who_has):
         """The worker (a list, or None) of each share of rows in ``pieces``.
 
         Every round reads every piece where it is kept, so each worker is
@@ -299,7 +332,6 @@ class RowChunks:
         n_shares = max(r for *_, r in pieces) + 1
         if not workers:
             return [None] * n_shares
-        who_has = self.client.who_has(futures)
         held = np.zeros((n_shares, len(workers)))
         for c, a, b, r in pieces:
             for w in who_has.get(futures[c].key, ()):
