@@ -751,20 +751,27 @@ def _bytes_received(dask_worker):
     return sum(entry["total"] for entry in dask_worker.transfer_incoming_log)
 
 
+def _placed(client, x, workers):
+    """``x`` as a persisted dask array of 400-row chunks, chunk ``i`` on ``workers[i]``."""
+    parts = [client.scatter(x[400 * i:400 * (i + 1)], workers=[w]) for i, w in enumerate(workers)]
+    X = client.persist(da.concatenate([da.from_delayed(p, (400, x.shape[1]), x.dtype)
+                                       for p in parts]))
+    distributed.wait(X)
+    held = client.who_has(X)
+    assert [held[key] for key in sorted(held)] == [(w,) for w in workers]
+    return X
+
+
 def test_a_split_chunk_sends_only_the_rows_another_worker_keeps(client):
     """Chunks of 400, 400 and 400 rows, the first two on one worker: that worker
     keeps rows 0 to 599 and cuts the middle chunk where it is held, so that the
-    other worker receives its 200 rows, not the whole chunk."""
+    other worker receives its 200 rows, not the whole chunk. A NaN in those
+    rows names the user's chunk."""
     from mcsparse.features._dask import RowChunks
 
     workers = sorted(client.scheduler_info()["workers"])
     x = np.random.default_rng(0).standard_normal((1200, 50))
-    parts = [client.scatter(x[a:a + 400], workers=[w])
-             for a, w in zip((0, 400, 800), (workers[0], workers[0], workers[1]))]
-    X = client.persist(da.concatenate([da.from_delayed(p, (400, 50), x.dtype) for p in parts]))
-    distributed.wait(X)
-    held = client.who_has(X)
-    assert sorted(held[key] for key in held) == [(workers[0],), (workers[0],), (workers[1],)]
+    X = _placed(client, x, [workers[0], workers[0], workers[1]])
     before = client.run(_bytes_received)
     chunks = RowChunks(X, client)
     distributed.wait(chunks.futures)
@@ -773,6 +780,12 @@ def test_a_split_chunk_sends_only_the_rows_another_worker_keeps(client):
     assert [tuple(w) for w in chunks._workers] == [(workers[0],)] * 2 + [(workers[1],)] * 2
     assert received == {workers[0]: 0, workers[1]: x[:200].nbytes}
     np.testing.assert_array_equal(np.concatenate(client.gather(chunks.futures)), x)
+    chunks.release()
+
+    x[650, 7] = np.nan
+    chunks = RowChunks(_placed(client, x, [workers[0], workers[0], workers[1]]), client)
+    with pytest.raises(ValueError, match=r"X chunk 1 \(rows 400 to 799\) contains NaN"):
+        chunks.gather_list(chunks.futures)
     chunks.release()
 
 
