@@ -446,6 +446,35 @@ def test_shareboost_n_jobs_changes_no_bit(monkeypatch):
         ShareBoostClassifier(features="stumps", n_jobs=0).fit(X, y)
 
 
+@pytest.mark.parametrize("features", ["stumps", "raw", "binned"])
+@pytest.mark.parametrize("selection", ["gradient_l1", "best_column", "line_search"])
+def test_shareboost_blas_threads_change_no_bit(features, selection):
+    """The BLAS pool's thread count (``OMP_NUM_THREADS``, threadpoolctl) changes no
+    bit either: no sum over the samples is left to a BLAS call that splits the
+    rows between its threads (OpenBLAS's matrix-vector products do)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if not any(pool["user_api"] == "blas" for pool in threadpool_info()):
+        pytest.skip("no BLAS pool that threadpoolctl can limit")
+    if features == "stumps" and selection != "gradient_l1":
+        pytest.skip("every threshold's own Newton steps: minutes (the binned stumps run)")
+    features = DecisionStumps(max_bins=16) if features == "binned" else features
+    rng = np.random.default_rng(3)
+    # large enough for OpenBLAS to thread its matrix-vector products
+    n, rounds = (6000, 6) if selection == "gradient_l1" else (3000, 3)
+    X = rng.standard_normal((n, 20))
+    y = np.digitize(X[:, 0] + X[:, 3] * X[:, 5] - X[:, 7], [-1.0, 0.0, 1.0])
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            fits.append(ShareBoostClassifier(
+                features=features, selection=selection, alpha=1e-4,
+                n_features_to_select=rounds).fit(X, y))
+    np.testing.assert_array_equal(fits[0].selected_features_, fits[1].selected_features_)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    np.testing.assert_array_equal(fits[0].intercept_, fits[1].intercept_)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(0, 3), (1, 1), (2, 2), (50, 7), (300, 1)])
 @pytest.mark.parametrize("n_jobs", [None, 2, 3])

@@ -236,7 +236,8 @@ class ShareBoostClassifier(StagedProbaMixin, StagedMixin, ProbaMixin, ScoresMixi
         -1 means all processors. None leaves the family's default (one
         thread unless in a :func:`joblib.parallel_backend` context) and
         runs the refit on the family's ``n_jobs`` when it is an int, else
-        on one thread. The fitted model does not depend on it: every
+        on one thread. The fitted model does not depend on it, nor on the
+        size of the BLAS pool (``OMP_NUM_THREADS``, threadpoolctl): every
         selection, coefficient and intercept is the same bit for bit.
 
     Attributes

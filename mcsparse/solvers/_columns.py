@@ -243,7 +243,9 @@ class ColumnStore:
         """
         M = np.empty((self.n_samples, width))
         self.map_rows(lambda rows: fill(rows, M[rows]))
-        return self.rmatmul(M, p), np.ones(self.n_samples) @ M
+        # M.sum, not a BLAS matrix-vector product: OpenBLAS splits its rows
+        # between threads, so the sums would depend on the BLAS pool's size
+        return self.rmatmul(M, p), M.sum(axis=0)
 
 
 class SelectedColumns(ColumnStore):
@@ -712,7 +714,8 @@ class SelectedColumns(ColumnStore):
         def work(b):
             M = np.empty((b.stop - b.start, width))
             fill(slice(b.start, b.stop), M)
-            return self._block_rmatmul(b, M, p, dense_part), np.ones(M.shape[0]) @ M
+            # the column sums by NumPy, not BLAS: the same bits on any BLAS pool
+            return self._block_rmatmul(b, M, p, dense_part), M.sum(axis=0)
 
         parts = self._map(work)
         return sum(part for part, _ in parts), sum(sums for _, sums in parts)

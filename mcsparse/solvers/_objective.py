@@ -372,7 +372,10 @@ class LinearObjective:
         if np.shape(point.grad) != (self.n_params(first),):
             raise ValueError(f"grad must have shape ({self.n_params(first)},), "
                              f"got {np.shape(point.grad)}")
-        new = np.stack([self.columns.column(j) @ point.residual for j in range(first, p)])
+        # einsum sums the rows in order; a BLAS matrix-vector product would
+        # split them between the BLAS pool's threads (bits that vary with it)
+        new = np.stack([np.einsum("i,ik->k", self.columns.column(j), point.residual)
+                        for j in range(first, p)])
         new /= self.total
         zero = np.zeros((p - first, k))
         if self.penalty is not None:
