@@ -363,8 +363,17 @@ class CarriedCurvature:
         self.scale = 1.0  # the initial matrix S S, the preconditioner's
         return n_done
 
-    def update(self, s, y):
-        """The BFGS update with the step ``s`` and the gradient change ``y``."""
+    def update(self, s, y, noisy=False):
+        """The BFGS update with the step ``s`` and the gradient change ``y``.
+
+        ``noisy``: the step was accepted on the gradient alone, its decrease
+        below the objective's rounding (``_line_search``). The dense inverse
+        then keeps its value: near float64's reach such pairs spoiled it, and
+        the next steps, retry included, failed (columns scaled over 1e5 at
+        ``tol=1e-12``, ``tests/test_carried_state.py``). L-BFGS keeps them.
+        """
+        if noisy and self.dense:
+            return
         if self.scaling is not None and not self.dense:
             # the scaled coordinates (y @ s unchanged), where the test below means
             # what it does for well scaled columns
@@ -643,11 +652,6 @@ def solve(objective, params, p, *, gtol, max_iter, curvature, point=None):
             return Refit(x, f, g, n_iter, "failed", gtol, here)
         t, new, noisy = found
         n_iter += 1
-        # a step judged by the gradient alone (below the objective's rounding)
-        # does not update the dense inverse: near float64's reach such pairs
-        # spoiled it, and the next steps, retry included, failed (columns scaled
-        # over 1e5 at tol=1e-12, tests/test_carried_state.py); L-BFGS keeps them
-        if not (noisy and curvature.dense):
-            curvature.update(t * d, new.grad - g)
+        curvature.update(t * d, new.grad - g, noisy)
         x, f, g, here = x + t * d, new.value, new.grad, new
     return Refit(x, f, g, n_iter, "ok", gtol, here)
