@@ -14,7 +14,17 @@ the same number of threads (``--n-jobs``, 2 by default):
 - the fits are timed best of ``--repeat`` (3), interleaved (ShareBoost,
   LightGBM, ShareBoost, ...);
 - the prediction throughput of each fitted model is the test set's rows
-  over the best of ``--predict-repeat`` (7) calls of ``predict``.
+  over the best of ``--predict-repeat`` (7) calls of ``predict``;
+- the same timed fits give both libraries' *curves*: the seconds from the
+  start of a fit to the end of each round (a callback's clock, best of the
+  repeats at each round) and the test error of the model after that round
+  (ShareBoost's every round by ``staged_predict``, LightGBM's every
+  ``--curve-step`` (10) rounds by ``predict(num_iteration=r)``). From them,
+  the trade-off at other model sizes: for ShareBoost's 10, 20, ... stumps,
+  LightGBM's first round on that grid whose test error is at most
+  ShareBoost's there, and the ratio of the two times. A round's time within
+  the longer fit stands for a fit of that many rounds (ShareBoost's path
+  does not depend on its length; LightGBM's trees neither).
 
 Threads: LightGBM gets ``n_jobs``. ShareBoost gets ``n_jobs`` (and its
 features' ``features__n_jobs``) only where its ``get_params()`` has that
@@ -93,9 +103,22 @@ def lightgbm(rounds, args):
 
 
 def timed_fit(model, X, y):
+    """Seconds of ``model.fit(X, y)``, and the seconds from its start to the end of
+    each round (a callback's clock: ``callback`` of ShareBoost, ``callbacks`` of
+    LightGBM's ``fit``; empty where the model has neither)."""
+    stamps, kwargs = [], {}
+
+    def clock(*_):
+        stamps.append(time.perf_counter())
+
+    if "callback" in model.get_params():  # ShareBoost
+        model.set_params(callback=clock)  # None returned: the path goes on
+    elif type(model).__name__.startswith("LGBM"):
+        kwargs = {"callbacks": [clock]}
     start = time.perf_counter()
-    model.fit(X, y)
-    return time.perf_counter() - start
+    model.fit(X, y, **kwargs)
+    seconds = time.perf_counter() - start
+    return seconds, [stamp - start for stamp in stamps]
 
 
 def error_rate(model, Xt, yt):
@@ -129,6 +152,53 @@ def search_rounds(X, y, Xt, yt, target, args):
     return (min(reached) if reached else max(errors)), bool(reached), errors
 
 
+def best_curve(stamps):
+    """Elementwise minimum of the repeats' round times (lists of one length)."""
+    return np.min(np.array(stamps), axis=0).tolist()
+
+
+def shareboost_errors(model, Xt, yt):
+    """Test error after each round of a fitted ShareBoost (its staged predictions)."""
+    return [float(np.mean(pred != yt)) for pred in model.staged_predict(Xt)]
+
+
+def lightgbm_errors(model, Xt, yt, step):
+    """``(rounds, errors)``: the test error after every ``step`` rounds (and the last)."""
+    total = model.booster_.current_iteration()
+    rounds = sorted(set(range(step, total + 1, step)) | {total})
+    classes = model.classes_
+    errors = [float(np.mean(classes[model.predict_proba(Xt, num_iteration=r).argmax(axis=1)]
+                            != yt)) for r in rounds]
+    return rounds, errors
+
+
+def tradeoff(sb_curve, lg_curve, every=10):
+    """At ShareBoost's every ``every``-th round: LightGBM's time to its test error.
+
+    ``sb_curve`` has ``seconds`` and ``test_errors`` per round; ``lg_curve``
+    has ``rounds``, ``seconds`` and ``test_errors`` at its grid. Returns one
+    dict per ShareBoost size: its stumps, seconds and error; LightGBM's
+    first grid round with a test error at most that (None where none is),
+    its seconds and error; the ratio of the seconds (None where not reached).
+    """
+    rows = []
+    n_rounds = len(sb_curve["test_errors"])
+    for t in sorted(set(range(every, n_rounds + 1, every)) | {n_rounds}):
+        error, seconds = sb_curve["test_errors"][t - 1], sb_curve["seconds"][t - 1]
+        reached = [i for i, e in enumerate(lg_curve["test_errors"]) if e <= error]
+        row = {"stumps": t, "shareboost_s": seconds, "shareboost_error": error,
+               "lightgbm_rounds": None, "lightgbm_s": None, "lightgbm_error": None,
+               "time_ratio": None}
+        if reached:
+            i = reached[0]
+            row.update(lightgbm_rounds=lg_curve["rounds"][i],
+                       lightgbm_s=lg_curve["seconds"][i],
+                       lightgbm_error=lg_curve["test_errors"][i],
+                       time_ratio=seconds / lg_curve["seconds"][i])
+        rows.append(row)
+    return rows
+
+
 def throughput(model, Xt, repeat):
     """Test rows per second of ``model.predict``, best of ``repeat`` calls."""
     best = np.inf
@@ -143,25 +213,35 @@ def run_set(name, args):
     """Search, then time both fits interleaved; the row of the table."""
     X, y, Xt, yt = load(name, args.quick)
     sb, _ = shareboost(args.rounds, args.alpha, args.n_jobs)
-    sb_times = [timed_fit(sb, X, y)]
+    sb_fits = [timed_fit(sb, X, y)]
     sb_error = error_rate(sb, Xt, yt)
     rounds, reached, search = search_rounds(X, y, Xt, yt, sb_error, args)
     lg = lightgbm(rounds, args)
-    lg_times = [timed_fit(lg, X, y)]
+    lg_fits = [timed_fit(lg, X, y)]
     for _ in range(args.repeat - 1):
-        sb_times.append(timed_fit(sb, X, y))
-        lg_times.append(timed_fit(lg, X, y))
+        sb_fits.append(timed_fit(sb, X, y))
+        lg_fits.append(timed_fit(lg, X, y))
+    sb_times, lg_times = [t for t, _ in sb_fits], [t for t, _ in lg_fits]
+    sb_curve = {"seconds": best_curve([c for _, c in sb_fits]),
+                "test_errors": shareboost_errors(sb, Xt, yt)}
+    lg_rounds, lg_errors = lightgbm_errors(lg, Xt, yt, args.curve_step)
+    lg_seconds = best_curve([c for _, c in lg_fits])
+    lg_curve = {"rounds": lg_rounds, "seconds": [lg_seconds[r - 1] for r in lg_rounds],
+                "test_errors": lg_errors}
     row = {
         "n_samples": X.shape[0], "n_features": X.shape[1], "n_classes": len(np.unique(y)),
         "n_test": Xt.shape[0],
         "shareboost": {"stumps": int(sb.n_iter_), "fit_s": min(sb_times), "fits_s": sb_times,
                        "test_error": error_rate(sb, Xt, yt),
-                       "predict_rows_per_s": throughput(sb, Xt, args.predict_repeat)},
+                       "predict_rows_per_s": throughput(sb, Xt, args.predict_repeat),
+                       "curve": sb_curve},
         "lightgbm": {"rounds": rounds, "trees": int(lg.booster_.num_trees()),
                      "reached": reached, "fit_s": min(lg_times), "fits_s": lg_times,
                      "test_error": error_rate(lg, Xt, yt),
                      "search_errors": {str(r): e for r, e in search.items()},
-                     "predict_rows_per_s": throughput(lg, Xt, args.predict_repeat)},
+                     "predict_rows_per_s": throughput(lg, Xt, args.predict_repeat),
+                     "curve": lg_curve},
+        "tradeoff": tradeoff(sb_curve, lg_curve),
     }
     row["time_ratio"] = row["shareboost"]["fit_s"] / row["lightgbm"]["fit_s"]
     return row
@@ -223,6 +303,23 @@ def table(rows, rounds):
     return lines
 
 
+def tradeoff_table(rows):
+    """Markdown: at ShareBoost's 10, 20, ... stumps, LightGBM's time to its test error."""
+    lines = ["| data set | stumps | ShareBoost | LightGBM to that error | ratio |",
+             "|---|---|---|---|---|"]
+    for name, r in rows.items():
+        for t in r["tradeoff"]:
+            sb = f"{t['shareboost_s']:.2f} s, {_percent(t['shareboost_error'])}"
+            if t["lightgbm_rounds"] is None:
+                lg, ratio = f"not reached in {r['lightgbm']['rounds']} rounds", "-"
+            else:
+                lg = (f"{t['lightgbm_rounds']} rounds, {t['lightgbm_s']:.2f} s, "
+                      f"{_percent(t['lightgbm_error'])}")
+                ratio = f"{t['time_ratio']:.2f}×"
+            lines.append(f"| {LABELS[name]} | {t['stumps']} | {sb} | {lg} | {ratio} |")
+    return lines
+
+
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS),
@@ -237,10 +334,12 @@ def parse(argv):
     parser.add_argument("--step", type=int, default=50, help="grid of LightGBM's rounds")
     parser.add_argument("--max-rounds", type=int, default=2000,
                         help="most LightGBM rounds searched (default: 2000)")
+    parser.add_argument("--curve-step", type=int, default=10,
+                        help="LightGBM rounds between the points of its curve (default: 10)")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--out", help="also write the results to this JSON record")
     args = parser.parse_args(argv)
-    for key in ("n_jobs", "repeat", "predict_repeat", "step", "max_rounds"):
+    for key in ("n_jobs", "repeat", "predict_repeat", "step", "max_rounds", "curve_step"):
         if getattr(args, key) < 1:
             parser.error(f"--{key.replace('_', '-')} must be at least 1")
     if args.max_rounds < args.step:
@@ -275,6 +374,11 @@ def main(argv=None):
           f"of {args.step} with a test error at most ShareBoost's (* not reached by "
           f"{args.max_rounds}); ratio: ShareBoost's time over LightGBM's; predict: test rows "
           f"per second, best of {args.predict_repeat}")
+    print()
+    print("\n".join(tradeoff_table(rows)))
+    print(f"\nthe same fits' curves: seconds from a fit's start to the end of a round, best "
+          f"of {args.repeat}; LightGBM's first multiple of {args.curve_step} rounds with a "
+          "test error at most ShareBoost's at that size")
     if args.out:
         import mcsparse
         from mcsparse.utils.records import save_full_run

@@ -4,6 +4,7 @@ import json
 import runpy
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mcsparse
@@ -33,7 +34,8 @@ def test_quick_run_prints_the_table_its_command_threads_and_blas(script, tmp_pat
     assert "threads: LightGBM n_jobs=1; ShareBoost " in out
     assert "blas: " in out
     assert f"mcsparse imported from {Path(mcsparse.__file__).parent}" in out
-    rows = [line for line in out.splitlines() if line.startswith("| pendigits |")]
+    rows = [line for line in out.splitlines()  # the main table's (not the trade-off's)
+            if line.startswith("| pendigits |") and " × " in line]
     assert len(rows) == 1 and rows[0].startswith("| pendigits | 2,000 × 16, 10 | ")
 
     saved = json.loads(record.read_text())
@@ -52,9 +54,43 @@ def test_quick_run_prints_the_table_its_command_threads_and_blas(script, tmp_pat
     assert row["time_ratio"] == pytest.approx(sb["fit_s"] / lg["fit_s"])
     assert sb["predict_rows_per_s"] > 0 and lg["predict_rows_per_s"] > 0
 
+    # the curves of the same fits: a time and a test error per round (LightGBM's
+    # every 10 rounds), times increasing and within the best fit's
+    curve = sb["curve"]
+    assert len(curve["seconds"]) == len(curve["test_errors"]) == 20
+    assert np.all(np.diff(curve["seconds"]) > 0) and curve["seconds"][-1] <= sb["fit_s"]
+    assert curve["test_errors"][-1] == sb["test_error"]
+    lg_curve = lg["curve"]
+    assert lg_curve["rounds"] == list(range(10, lg["rounds"] + 1, 10))
+    assert np.all(np.diff(lg_curve["seconds"]) > 0) and lg_curve["seconds"][-1] <= lg["fit_s"]
+    assert lg_curve["test_errors"][-1] == lg["test_error"]
+    # the trade-off at 10 and 20 stumps: LightGBM's first grid round at ShareBoost's error
+    assert [t["stumps"] for t in row["tradeoff"]] == [10, 20]
+    for t in row["tradeoff"]:
+        assert t["shareboost_error"] == curve["test_errors"][t["stumps"] - 1]
+        i = lg_curve["rounds"].index(t["lightgbm_rounds"])
+        assert lg_curve["test_errors"][i] <= t["shareboost_error"] < min(
+            lg_curve["test_errors"][:i], default=np.inf)
+        assert t["time_ratio"] == pytest.approx(t["shareboost_s"] / lg_curve["seconds"][i])
+    assert any(line.startswith("| pendigits | 20 | ") for line in out.splitlines())
+
+
+def test_tradeoff_reads_the_first_lightgbm_round_at_each_shareboost_error(script):
+    sb = {"seconds": [1.0, 2.0, 3.0, 4.0, 5.0], "test_errors": [0.5, 0.4, 0.3, 0.28, 0.1]}
+    lg = {"rounds": [10, 20, 30], "seconds": [0.5, 1.0, 1.5], "test_errors": [0.45, 0.25, 0.3]}
+    rows = script["tradeoff"](sb, lg, every=2)
+    assert [r["stumps"] for r in rows] == [2, 4, 5]
+    assert [r["lightgbm_rounds"] for r in rows] == [20, 20, None]  # 0.1: never reached
+    assert rows[0]["time_ratio"] == 2.0 / 1.0 and rows[1]["time_ratio"] == 4.0 / 1.0
+    assert rows[2]["time_ratio"] is None and rows[2]["lightgbm_s"] is None
+    lines = script["tradeoff_table"]({"pendigits": {"tradeoff": rows,
+                                                    "lightgbm": {"rounds": 30}}})
+    assert lines[-1] == "| pendigits | 5 | 5.00 s, 10.00% | not reached in 30 rounds | - |"
+
 
 @pytest.mark.parametrize("args, message", [
     (["--n-jobs", "0"], "--n-jobs must be at least 1"),
+    (["--curve-step", "0"], "--curve-step must be at least 1"),
     (["--step", "50", "--max-rounds", "20"], "--max-rounds must be at least --step"),
     (["--sets", "iris"], "invalid choice: 'iris'"),
 ])
