@@ -54,14 +54,14 @@ def test_quick_run_prints_the_table_its_command_threads_and_blas(script, tmp_pat
     assert row["time_ratio"] == pytest.approx(sb["fit_s"] / lg["fit_s"])
     assert sb["predict_rows_per_s"] > 0 and lg["predict_rows_per_s"] > 0
 
-    # the curves of the same fits: a time and a test error per round (LightGBM's
-    # every 10 rounds), times increasing and within the best fit's
+    # the curves of the same fits: a time and a test error per round, times
+    # increasing and within the best fit's (the last error: the whole model's)
     curve = sb["curve"]
     assert len(curve["seconds"]) == len(curve["test_errors"]) == 20
     assert np.all(np.diff(curve["seconds"]) > 0) and curve["seconds"][-1] <= sb["fit_s"]
     assert curve["test_errors"][-1] == sb["test_error"]
     lg_curve = lg["curve"]
-    assert lg_curve["rounds"] == list(range(10, lg["rounds"] + 1, 10))
+    assert lg_curve["rounds"] == list(range(1, lg["rounds"] + 1))  # --curve-step 1
     assert np.all(np.diff(lg_curve["seconds"]) > 0) and lg_curve["seconds"][-1] <= lg["fit_s"]
     assert lg_curve["test_errors"][-1] == lg["test_error"]
     # the trade-off at 10 and 20 stumps: LightGBM's first grid round at ShareBoost's error
