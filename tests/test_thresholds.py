@@ -20,8 +20,10 @@ from mcsparse.loss import BinaryLogisticLoss, MulticlassLogisticLoss
 from mcsparse.solvers._columns import SelectedColumns, dense_value_grad_numpy
 from mcsparse.solvers._columns_fast import slots_matmul, sorted_rmatmul
 from logistic_entry_points import cuts_value_grad
+import mcsparse.solvers._thresholds as thresholds_module
 from mcsparse.solvers._thresholds import (
     RUNS_PER_COLUMN,
+    SORTED_BYTES_MAX,
     ThresholdIndex,
     slots_matmul_numpy,
     sorted_rmatmul_numpy,
@@ -185,19 +187,41 @@ def test_store_sums_by_feature_equal_the_dense_pass(row_block, n_threads, weight
     calls = []
     sums_by_feature = by_cut._cuts_value_grad
     by_cut._cuts_value_grad = lambda *a: calls.append(1) or sums_by_feature(*a)
-    for p in (24, 12, 6, 1):
+    for p in (24, 18, 12, 6, 1):
         Wt, b = rng.standard_normal((p, 5)), rng.standard_normal(5)
         got = _value_grad(by_cut, Wt, b, y, w, MulticlassLogisticLoss())
         want = _value_grad(dense, Wt, b, y, w, MulticlassLogisticLoss())
         for a, e in zip(got, want):
             np.testing.assert_allclose(a, e, rtol=1e-11, atol=1e-11 * n)
-    # 3 features: by feature from 6 stumps on (RUNS_PER_COLUMN), the dense pass below
-    assert RUNS_PER_COLUMN == 0.5 and len(calls) == 3
+    # 3 features: by feature from 12 stumps on (RUNS_PER_COLUMN), the dense pass below
+    assert RUNS_PER_COLUMN == 0.25 and len(calls) == 3
     assert not by_cut._thresholds.pays(1) and not dense._thresholds.pays(24)
     # the other products of the store read its dense copy: the same as the plain store
     M = rng.standard_normal((n, 3))
     np.testing.assert_array_equal(by_cut.rmatmul(M, 24), dense.rmatmul(M, 24))
     np.testing.assert_array_equal(by_cut.column(5), dense.column(5))
+
+
+@pytest.mark.parametrize("n_scores, by_feature", [(10, True), (12, True), (13, False)])
+def test_store_sums_by_feature_only_while_a_block_fits_the_cache(n_scores, by_feature):
+    # 8,000-row blocks: 12 padded scores take 768,000 bytes, 13 (padded to 24) 1.5 MB
+    rng = np.random.default_rng(8)
+    n = 8000
+    codes, features, cuts, _ = _stumps(rng, n, 2, 8, n_codes=20)
+    by_cut, dense = _two_stores(codes, features, cuts)
+    assert by_cut._block_rows == n and SORTED_BYTES_MAX == 1 << 20
+    calls = []
+    sums_by_feature = by_cut._cuts_value_grad
+    by_cut._cuts_value_grad = lambda *a: calls.append(1) or sums_by_feature(*a)
+    y = rng.integers(0, n_scores, size=n).astype(np.intp)
+    Wt, b = rng.standard_normal((8, n_scores)), rng.standard_normal(n_scores)
+    got = _value_grad(by_cut, Wt, b, y, None, MulticlassLogisticLoss())
+    want = _value_grad(dense, Wt, b, y, None, MulticlassLogisticLoss())
+    for a, e in zip(got, want):
+        np.testing.assert_allclose(a, e, rtol=1e-11, atol=1e-11 * n)
+    assert len(calls) == by_feature
+    # smaller blocks of the same stumps take the sums by feature again
+    assert by_cut._thresholds.pays(8, n // 2, n_scores)
 
 
 def test_store_sums_do_not_depend_on_threads():
@@ -224,10 +248,11 @@ def test_store_binary_loss_and_uncentred_stumps():
         np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12 * 80)
 
 
-def test_store_forgets_stumps_replaced_or_mixed_with_other_columns():
+def test_store_forgets_stumps_replaced_or_mixed_with_other_columns(monkeypatch):
     rng = np.random.default_rng(6)
     codes, features, cuts, _ = _stumps(rng, 60, 2, 8)
     by_cut, dense = _two_stores(codes, features, cuts)
+    monkeypatch.setattr(thresholds_module, "RUNS_PER_COLUMN", 0.5)  # stumps on 2 features
     assert by_cut._thresholds.pays(8)
     column = rng.standard_normal((60, 1))
     for store in (by_cut, dense):  # column 5 replaced by a plain column (and 6, 7 dropped)
@@ -382,6 +407,8 @@ def test_shareboost_stumps_with_and_without_codes(monkeypatch):
     X, y = load_pendigits(return_X_y=True)
     X, y = X[:2000], y[:2000]
     fits, calls = [], []
+    # by feature from two stumps a feature (four by default: not within 40 stumps)
+    monkeypatch.setattr(thresholds_module, "RUNS_PER_COLUMN", 0.5)
     sums_by_feature = SelectedColumns._cuts_value_grad
     monkeypatch.setattr(SelectedColumns, "_cuts_value_grad",
                         lambda *a: calls.append(1) or sums_by_feature(*a))

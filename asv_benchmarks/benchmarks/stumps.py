@@ -211,9 +211,9 @@ class ThresholdColumns(Benchmark):
       summed by feature (:mod:`mcsparse.solvers._thresholds`);
     * ``dense``: the same stumps as plain columns, the fused dense pass (BLAS).
 
-    The sums by feature cost about one column per feature: the ratio grows
-    with the stumps per feature (the path uses them from two stumps a
-    feature on).
+    The sums by feature cost a few columns per feature: the ratio grows
+    with the stumps per feature (the path uses them from four stumps a
+    feature on, while a row block's residual fits in the cache).
     """
 
     param_names = ["storage", "n_stumps"]

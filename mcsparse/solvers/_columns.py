@@ -607,6 +607,11 @@ class SelectedColumns(ColumnStore):
                              f"{self.n_columns}] (coefficients must be (p, r), 2-D)")
         return p
 
+    @property
+    def _block_rows(self):
+        """Rows of the largest row block."""
+        return max(b.stop - b.start for b in self._blocks)
+
     def _dense_part(self, p):
         """(dense columns among the first p, their W rows as a slice or index array, shift)."""
         n_dense = int(np.count_nonzero(self._dense_cols < p))
@@ -748,7 +753,7 @@ class SelectedColumns(ColumnStore):
         p = self._check_p(Wt.shape[0] if Wt.ndim == 2 else -1, "Wt")
         k = Wt.shape[1]
         intercept = np.ascontiguousarray(intercept, dtype=np.float64)
-        if self._thresholds.pays(p):
+        if self._thresholds.pays(p, self._block_rows, k):
             return self._cuts_value_grad(Wt, intercept, loss, y, sample_weight, scores,
                                          residual)
         n_dense, where, shift = self._dense_part(p)

@@ -18,8 +18,10 @@ column (:mod:`mcsparse.solvers._columns_fast`, ``slots_matmul`` and
 
 Each costs ``O(n_samples * n_scores)`` a feature, against ``O(n_samples *
 n_scores)`` a stump for the dense products (asv ``ThresholdColumns`` compares
-the two passes); the store uses it from two stumps a feature on
-(``RUNS_PER_COLUMN``). The sums
+the two passes), but with a larger constant: the running sums read the
+residual's rows in each feature's order of codes. The store uses it from
+four stumps a feature on (``RUNS_PER_COLUMN``), and only while a row block's
+residual fits in the cache (``SORTED_BYTES_MAX``). The sums
 run in another order than the dense products: the results agree to
 rounding, and are the same whatever the number of threads.
 
@@ -30,9 +32,18 @@ import numpy as np
 
 from ..utils.validation import may_be_written
 
-#: Most features per stump for the sums by feature: on pendigits they match the
-#: fused dense pass at about two stumps a feature and win above it.
-RUNS_PER_COLUMN = 0.5
+#: Most features per stump for the sums by feature. One fused pass at a fit's
+#: selected stumps, both ways (2026-12-06, one thread): pendigits (10 scores, 16
+#: features) 0.69 ms by feature against 0.70 dense at 60 stumps, 0.72 against
+#: 1.09 at 100, 0.77 against 0.59 at 40; satimage (6 scores) slower by feature
+#: at every size up to 100 stumps on 36 features.
+RUNS_PER_COLUMN = 0.25
+#: Largest row block's residual (rows times the scores padded to 12, float64)
+#: for the sums by feature: they read its rows out of order, which pays only
+#: from the cache. Letter's blocks of 8,192 rows and 26 scores (2.4 MB) were
+#: 1.26 times slower by feature than dense at 100 stumps on 16 features (5.9
+#: against 4.7 ms a pass).
+SORTED_BYTES_MAX = 1 << 20
 
 
 def slots_matmul_numpy(slots, run_start, cols, shift, Vt, out):
@@ -115,11 +126,16 @@ class ThresholdIndex:
         self._cuts = [c for c in self._cuts if c[0] < start]
         self._prepared = None
 
-    def pays(self, p):
-        """Whether the first ``p`` columns are all stumps, on at most ``p / 2`` features.
+    def pays(self, p, rows=0, n_scores=1):
+        """Whether the sums by feature beat the fused dense pass on the first ``p`` columns.
 
-        Below that the fused dense pass is as fast (``RUNS_PER_COLUMN``).
+        They must all be stumps, on at most ``p / 4`` features
+        (``RUNS_PER_COLUMN``), and a block's residual (``rows`` rows of
+        ``n_scores`` scores) must fit in ``SORTED_BYTES_MAX``.
         """
+        padded = -(-n_scores // 12) * 12  # SLOT_LANES of the Cython module
+        if rows * padded * 8 > SORTED_BYTES_MAX:
+            return False
         cuts = [key for col, key, _ in self._cuts if col < p]
         return p > 0 and len(cuts) == p and len(set(cuts)) <= RUNS_PER_COLUMN * p
 
