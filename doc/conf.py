@@ -89,3 +89,12 @@ from benchmark_history import write_history  # noqa: E402
 
 write_history(os.path.join(os.path.dirname(__file__), "..", "asv_benchmarks", "results"),
               os.path.join(os.path.dirname(__file__), "generated", "benchmark_history"))
+
+# The comparison page's time-to-error curves of ShareBoost and LightGBM, drawn
+# from the committed record of asv_benchmarks/stumps_vs_lightgbm.py.
+from record_figures import write_tradeoff  # noqa: E402
+
+write_tradeoff(os.path.join(os.path.dirname(__file__), "..", "asv_benchmarks", "records",
+                            "stumps_vs_lightgbm.json"),
+               os.path.join(os.path.dirname(__file__), "generated", "records",
+                            "stumps_vs_lightgbm.png"))
