@@ -528,6 +528,10 @@ def groups_rmatmul(list groups not None, const double[:, ::1] M not None,
 cdef enum:
     SLOT_LANES = 12  # scores summed in registers at a time (a row of the tables)
 
+#: The kernels' tables and the padded residual have rows of the scores rounded
+#: up to a multiple of this (``_thresholds.ThresholdIndex.pays`` sizes them).
+SCORE_LANES = SLOT_LANES
+
 
 cdef int _check_runs(const intp_t[::1] run_start, const intp_t[::1] cols,
                      const double[::1] shift, intp_t p, intp_t n_runs) except -1:

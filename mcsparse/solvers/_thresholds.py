@@ -31,19 +31,18 @@ The plain-NumPy twins of the two kernels are here.
 import numpy as np
 
 from ..utils.validation import may_be_written
+from ._columns_fast import SCORE_LANES
 
-#: Most features per stump for the sums by feature. One fused pass at a fit's
-#: selected stumps, both ways (2026-12-06, one thread): pendigits (10 scores, 16
-#: features) 0.69 ms by feature against 0.70 dense at 60 stumps, 0.72 against
-#: 1.09 at 100, 0.77 against 0.59 at 40; satimage (6 scores) slower by feature
-#: at every size up to 100 stumps on 36 features.
+#: Most features per stump for the sums by feature. Measured on one fused pass
+#: at a fit's own selected stumps, and on random ones by asv
+#: ``ThresholdColumns``: they beat the dense pass on pendigits from about four
+#: stumps a feature, and never on satimage's 36 features within 100 stumps.
 RUNS_PER_COLUMN = 0.25
-#: Largest row block's residual (rows times the scores padded to 12, float64)
-#: for the sums by feature: they read its rows out of order, which pays only
-#: from the cache (half the L2 cache of the machine measured, 2 MiB a core).
-#: Letter's blocks of 8,000 rows and 26 scores (2.3 MB) were 1.26 times slower
-#: by feature than dense at 100 stumps on 16 features (5.9 against 4.7 ms a
-#: pass); pendigits' 7,494 rows of 10 scores (0.7 MB) faster from 60 stumps.
+#: Largest row block's residual (rows times the padded scores, float64, in
+#: bytes) for the sums by feature: they read its rows out of order, which pays
+#: only while it stays in the cache (half the L2 cache of a core of the machine
+#: measured). Letter's blocks of 8,000 rows and 26 scores, above it, were
+#: slower by feature than dense even at 100 stumps on 16 features.
 SORTED_BYTES_MAX = 1 << 20
 
 
@@ -134,7 +133,7 @@ class ThresholdIndex:
         (``RUNS_PER_COLUMN``), and a block's residual (``rows`` rows of
         ``n_scores`` scores) must fit in ``SORTED_BYTES_MAX``.
         """
-        padded = -(-n_scores // 12) * 12  # SLOT_LANES of the Cython module
+        padded = -(-n_scores // SCORE_LANES) * SCORE_LANES
         if rows * padded * 8 > SORTED_BYTES_MAX:
             return False
         cuts = [key for col, key, _ in self._cuts if col < p]
