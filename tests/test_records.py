@@ -1,6 +1,7 @@
 """Result files of the examples' full runs (mcsparse.utils.records)."""
 
 import json
+import shutil
 import subprocess
 
 import numpy as np
@@ -50,6 +51,37 @@ def test_outside_a_checkout_the_commit_is_unknown(tmp_path):
     record = save_full_run(tmp_path / "r.json", {"x": 1}, script=script)
     assert record["command"] == "MCSPARSE_FULL=1 python plot_example.py"
     assert record["commit"].startswith("unknown")
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                   check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("n_changed, named", [
+    (0, None), (1, "a0.py"), (5, "a0.py, a1.py, a2.py, a3.py, a4.py"),
+    (7, "a0.py, a1.py, a2.py, a3.py, a4.py and 2 more files")])
+def test_the_commit_names_the_files_that_differed_from_it(tmp_path, n_changed, named):
+    """A record from a modified checkout says which files were not as committed."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    script = tmp_path / "plot_example.py"
+    files = [tmp_path / f"a{i}.py" for i in range(7)]
+    for f in [script, *files]:
+        f.write_text("x = 1\n")
+    (tmp_path / "untracked.py").touch()  # never committed: not a change of the commit
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", script.name, *[f.name for f in files])
+    _git(tmp_path, "commit", "-q", "-m", "c")
+    for f in files[:n_changed]:
+        f.write_text("x = 2\n")
+    if n_changed:
+        _git(tmp_path, "add", files[0].name)  # staged counts too
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    record = save_full_run(tmp_path / "r.json", {"x": 1}, script=script)
+    expected = head if named is None else f"{head} (with uncommitted changes to {named})"
+    assert record["commit"] == expected
 
 
 def test_a_script_with_arguments_records_its_own_command(tmp_path):

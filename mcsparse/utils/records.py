@@ -37,6 +37,17 @@ def _git(directory, *args):
     return done.stdout.strip()
 
 
+#: Most changed files a record names after its commit.
+MAX_NAMED_CHANGES = 5
+
+
+def _names(paths):
+    """``a, b and 3 more files``: the first :data:`MAX_NAMED_CHANGES` of ``paths``."""
+    named = ", ".join(paths[:MAX_NAMED_CHANGES])
+    rest = len(paths) - MAX_NAMED_CHANGES
+    return named if rest <= 0 else f"{named} and {rest} more file{'s' if rest > 1 else ''}"
+
+
 def _provenance(script, command=None):
     """Command, commit and machine of a full run of ``script``."""
     from .. import __version__
@@ -44,9 +55,9 @@ def _provenance(script, command=None):
     script = Path(script).resolve()
     root = _git(script.parent, "rev-parse", "--show-toplevel")
     commit = _git(script.parent, "rev-parse", "HEAD")
-    if commit is not None and _git(script.parent, "status", "--porcelain",
-                                   "--untracked-files=no"):
-        commit += " (with uncommitted changes)"
+    changed = _git(script.parent, "diff", "--name-only", "HEAD") if commit else None
+    if changed:
+        commit += f" (with uncommitted changes to {_names(changed.splitlines())})"
     name = script.relative_to(root).as_posix() if root else script.name
     return {
         "command": command or f"MCSPARSE_FULL=1 python {name}",
@@ -79,7 +90,7 @@ def save_full_run(path, results, *, script, command=None):
     """Write the results of a full run of ``script`` to the JSON file ``path``.
 
     The file also records the command that reproduces the run, the git
-    commit it ran from (marked when the checkout had uncommitted changes),
+    commit it ran from (with the files that differed from it, if any),
     the date, the mcsparse version, the machine's cores, the NumPy version
     and the BLAS libraries in use (``"blas"``, threadpoolctl's API, version,
     kernels and threads of each: an old OpenBLAS on generic kernels can
