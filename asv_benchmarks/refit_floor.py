@@ -47,14 +47,12 @@ take minutes)::
 import argparse
 import sys
 import time
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from stumps_vs_lightgbm import (LABELS, blas_info, error_rate, header, lightgbm, load,
-                                shareboost, versions)
+from stumps_vs_lightgbm import LABELS, error_rate, lightgbm, load, run_sets, shareboost, versions
 
 SETS = ("pendigits", "satimage", "letter")
 RECORD = Path(__file__).resolve().parent / "records" / "stumps_vs_lightgbm.json"
@@ -214,25 +212,8 @@ def parse(argv):
 
 
 def main(argv=None):
-    from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
-
     args = parse(argv)
-    command = " ".join(["python", f"asv_benchmarks/{Path(__file__).name}",
-                        *(sys.argv[1:] if argv is None else argv)])
-    _, accepted = shareboost(args.rounds, args.alpha, args.n_jobs)
-    import lightgbm  # noqa: F401  (its OpenMP library loaded before the limits are set)
-
-    with threadpool_limits(limits=args.n_jobs):
-        for line in header(args, command, accepted):
-            print(line, flush=True)
-        rows = {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            for name in args.sets:
-                rows[name] = run_set(name, args)
-                print(f"{name}: done", flush=True)
-        blas = blas_info()
+    command, accepted, rows, blas = run_sets(args, argv, __file__, run_set)
     print()
     print("\n".join(table(rows)))
     print(f"\nbest of {args.repeat} interleaved fits; it.: refit iterations; passes: seconds "

@@ -355,12 +355,20 @@ def parse(argv):
     return args
 
 
-def main(argv=None):
+def run_sets(args, argv, script, run_set):
+    """Print a side-by-side script's header, then run ``run_set(name, args)`` on each set.
+
+    The BLAS and OpenMP pools are limited to ``args.n_jobs`` threads, and
+    ShareBoost's ConvergenceWarnings are silenced. ``script`` is the running
+    script's ``__file__`` and ``argv`` its arguments (None: ``sys.argv``).
+    Returns ``(command, accepted, rows, blas)``: the command line, the thread
+    parameters ShareBoost accepted, the rows by set name, and the BLAS
+    pools in use.
+    """
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits
 
-    args = parse(argv)
-    command = " ".join(["python", f"asv_benchmarks/{Path(__file__).name}",
+    command = " ".join(["python", f"asv_benchmarks/{Path(script).name}",
                         *(sys.argv[1:] if argv is None else argv)])
     _, accepted = shareboost(args.rounds, args.alpha, args.n_jobs)
     import lightgbm  # noqa: F401  (its OpenMP library loaded before the limits are set)
@@ -375,6 +383,12 @@ def main(argv=None):
                 rows[name] = run_set(name, args)
                 print(f"{name}: done", flush=True)
         blas = blas_info()
+    return command, accepted, rows, blas
+
+
+def main(argv=None):
+    args = parse(argv)
+    command, accepted, rows, blas = run_sets(args, argv, __file__, run_set)
     print()
     print("\n".join(table(rows, args.rounds)))
     print(f"\nbest of {args.repeat} interleaved fits; LightGBM rounds: the smallest multiple "
